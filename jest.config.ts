@@ -1,0 +1,26 @@
+import type { Config } from 'jest'
+
+// ts-jest's ESM preset; run with NODE_OPTIONS=--experimental-vm-modules (see package.json).
+const common = {
+  preset: 'ts-jest/presets/default-esm',
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json', diagnostics: false }] as [string, Record<string, unknown>] },
+  setupFiles: ['<rootDir>/__tests__/support/env.ts']
+}
+
+const config: Config = {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/__tests__/unit/**/*.test.ts'] },
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/__tests__/integration/**/*.test.ts', '<rootDir>/__tests__/features/**/*.steps.ts'],
+      globalSetup: '<rootDir>/__tests__/support/global-setup.mjs',
+      globalTeardown: '<rootDir>/__tests__/support/global-teardown.mjs'
+    }
+  ]
+}
+
+export default config

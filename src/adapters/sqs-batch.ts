@@ -1,0 +1,221 @@
+import type { SQSEvent, SQSRecord } from 'aws-lambda'
+import { forEachBounded } from '../bounded.js'
+import { IdempotencyConfigError, IdempotencyError, IdempotencyHeldBackError, IdempotencyKeyError, IdempotencyPayloadMismatchError } from '../errors.js'
+import { claim, type Lease } from '../lifecycle/claim.js'
+import type { LifecycleConfig, Unit } from '../lifecycle/config.js'
+import { isMiddyTimeout, leaseFor } from '../lifecycle/lease.js'
+import { fulfilled, rejected, type ClaimOutcome } from '../lifecycle/outcome.js'
+import { prepareUnit, type Selection } from '../lifecycle/prepare.js'
+import { complete, fail } from '../lifecycle/settle.js'
+import type { IdempotencyRecord } from '../stores/store.js'
+import type { Adapter, MiddyRequest } from './adapter.js'
+
+/** One record of the batch and what became of it. */
+interface RecordState {
+  record: SQSRecord
+  /** Undefined when no key could be taken (the outcome then says why). */
+  unit?: Unit
+  /** `copy`: the same key earlier in this batch; it shares that record's result (DESIGN §3.2). */
+  outcome?: ClaimOutcome | { kind: 'copy', of: RecordState }
+  /** For a record that ran: what it reports once settled. */
+  result?: PromiseSettledResult<unknown>
+}
+
+interface BatchState {
+  event: SQSEvent
+  records: RecordState[]
+  run: RecordState[]
+  settled: boolean
+}
+
+/** True for an event whose records come from SQS (an empty `Records` counts: there is nothing to do). */
+export const isSqsEvent = (event: unknown): event is SQSEvent => {
+  const records = (event as { Records?: unknown } | null)?.Records
+  return Array.isArray(records) && (records.length === 0 || records.some((r) => r?.eventSource === 'aws:sqs'))
+}
+
+const isFifo = (records: readonly SQSRecord[]): boolean =>
+  records.some((r) => r.attributes?.MessageGroupId !== undefined || r.eventSourceARN?.endsWith('.fifo'))
+
+/**
+ * SQS batch mode (DESIGN §3): each record is its own unit of work. The handler sees
+ * only the records it must run; afterwards the original `Records` come back and the
+ * response is rebuilt, index-aligned with them, for `@middy/sqs-partial-batch-failure`.
+ */
+export const sqsBatchAdapter = (config: LifecycleConfig, selection: Selection, concurrency: number): Adapter => {
+  const batches = new WeakMap<MiddyRequest, BatchState>()
+
+  const prepare = (record: SQSRecord, context: unknown): RecordState => {
+    if (record === null || typeof record !== 'object' || typeof record.messageId !== 'string') {
+      throw new IdempotencyConfigError('idempotency: every SQS record needs a string messageId (it is how a failure is reported)')
+    }
+    const attempt = Number(record.attributes?.ApproximateReceiveCount)
+    try {
+      return { record, unit: prepareUnit(selection, record, context, Number.isSafeInteger(attempt) && attempt > 0 ? attempt : 1, `record ${record.messageId}`) }
+    } catch (error) {
+      return { record, outcome: { kind: 'rejected', error: error as IdempotencyKeyError } }
+    }
+  }
+
+  /** Redeliveries are probably duplicates: one consistent read of up to 100 keys beats 100 refused writes. */
+  const readProbableDuplicates = async (primaries: RecordState[]): Promise<Map<string, IdempotencyRecord>> => {
+    const keys = primaries.filter((s) => (s.unit as Unit).attempt > 1).map((s) => (s.unit as Unit).key)
+    if (config.store.read === undefined || keys.length === 0) return new Map()
+    try {
+      return await config.store.read(keys)
+    } catch (error) {
+      // Reading is only an optimisation: the claims below decide, one request each.
+      config.logger.warn({ message: 'idempotency: read before claim failed; claiming instead', error })
+      return new Map()
+    }
+  }
+
+  const claimAll = async (states: RecordState[], lease: Lease): Promise<void> => {
+    const primaries = new Map<string, RecordState>()
+    for (const state of states) {
+      if (state.unit === undefined) continue
+      const primary = primaries.get(state.unit.key)
+      if (primary === undefined) primaries.set(state.unit.key, state)
+      else if (primary.unit?.payloadHash !== state.unit.payloadHash) state.outcome = { kind: 'rejected', error: new IdempotencyPayloadMismatchError(state.unit.key) }
+      else state.outcome = { kind: 'copy', of: primary }
+    }
+    const standing = await readProbableDuplicates([...primaries.values()])
+    const claimOne = async (state: RecordState): Promise<void> => {
+      const unit = state.unit as Unit
+      state.outcome = await claim(config, unit, lease, standing.get(unit.key))
+    }
+    if (!isFifo(states.map((s) => s.record))) {
+      await forEachBounded([...primaries.values()], concurrency, claimOne)
+      return
+    }
+    // FIFO (DESIGN §3.3): a group is claimed in order and stops at its first record that cannot run.
+    const groups = new Map<string, RecordState[]>()
+    for (const state of states) {
+      const group = state.record.attributes?.MessageGroupId ?? ''
+      groups.set(group, [...(groups.get(group) ?? []), state])
+    }
+    await forEachBounded([...groups], concurrency, async ([group, members]) => {
+      let blocker: RecordState | undefined
+      for (const state of members) {
+        if (blocker !== undefined) {
+          if (state.outcome === undefined || state.outcome.kind === 'copy') {
+            state.outcome = { kind: 'rejected', error: new IdempotencyHeldBackError(group, blocker.record.messageId, state.unit?.key) }
+          }
+          continue
+        }
+        if (state.outcome === undefined) await claimOne(state)
+        if (state.outcome?.kind === 'rejected') blocker = state
+      }
+    })
+  }
+
+  const resultOf = (state: RecordState): PromiseSettledResult<unknown> => {
+    const outcome = state.outcome as NonNullable<RecordState['outcome']>
+    switch (outcome.kind) {
+      case 'copy': return resultOf(outcome.of)
+      case 'replay': return fulfilled(outcome.response)
+      case 'rejected': return rejected(outcome.error)
+      case 'run': return state.result ?? rejected(new IdempotencyError('the record was claimed but never settled', { key: state.unit?.key }))
+    }
+  }
+
+  /** The response index-aligned with the original records: an allSettled array, or Lambda's own shape. */
+  const respond = (states: RecordState[], form: 'array' | 'native'): unknown => {
+    const results = states.map(resultOf)
+    if (form === 'array') return results
+    return { batchItemFailures: states.filter((_, i) => results[i]?.status === 'rejected').map((s) => ({ itemIdentifier: s.record.messageId })) }
+  }
+
+  const before = async (request: MiddyRequest): Promise<unknown> => {
+    const event = request.event as SQSEvent
+    if (!isSqsEvent(event)) {
+      throw new IdempotencyConfigError("idempotency: mode 'sqs' expects an SQS event with a Records array of aws:sqs records")
+    }
+    const lease = leaseFor(request.context, config.now)
+    const states = event.Records.map((record) => prepare(record, request.context))
+    const batch: BatchState = { event, records: states, run: [], settled: false }
+    batches.set(request, batch)
+    await claimAll(states, lease)
+    batch.run = states.filter((s) => s.outcome?.kind === 'run')
+    if (batch.run.length === 0) {
+      // Nothing to run, so the handler must not be called. Returning early skips every
+      // `after` hook, the batch middleware's too, so the answer is already in Lambda's
+      // own `{ batchItemFailures }` shape (DESIGN §3.4, §3.7).
+      batch.settled = true
+      for (const state of states) {
+        const result = resultOf(state)
+        if (result.status === 'rejected') config.logger.warn({ message: 'idempotency: record reported failed', messageId: state.record.messageId, error: result.reason })
+      }
+      return respond(states, 'native')
+    }
+    request.event = { ...event, Records: batch.run.map((s) => s.record) }
+    return undefined
+  }
+
+  const after = async (request: MiddyRequest): Promise<void> => {
+    const batch = batches.get(request)
+    if (batch === undefined || batch.settled) return
+    request.event = batch.event
+    const { form, results } = interpret(request.response, batch.run)
+    batch.settled = true
+    await forEachBounded(batch.run, concurrency, async (state, i) => {
+      const result = results[i] as PromiseSettledResult<unknown>
+      const { leaseToken } = state.outcome as { leaseToken: string }
+      const unit = state.unit as Unit
+      if (result.status === 'fulfilled') {
+        state.result = await complete(config, unit, leaseToken, result.value)
+      } else {
+        await fail(config, unit, leaseToken, result.reason)
+        state.result = result
+      }
+    })
+    request.response = respond(batch.records, form)
+  }
+
+  const onError = async (request: MiddyRequest): Promise<void> => {
+    const batch = batches.get(request)
+    if (batch === undefined) return
+    request.event = batch.event
+    if (batch.settled) return
+    batch.settled = true
+    if (isMiddyTimeout(request.error)) {
+      // The handler may still be working: keep every lease; it lapses with this invocation.
+      config.logger.warn({ message: 'idempotency: timed out; leases kept until they lapse', keys: batch.run.map((s) => s.unit?.key) })
+      return
+    }
+    await forEachBounded(batch.run, concurrency, async (state) => {
+      await fail(config, state.unit as Unit, (state.outcome as { leaseToken: string }).leaseToken, request.error)
+    })
+  }
+
+  return { before, after, onError }
+}
+
+/** Maps the handler's answer back onto the records it was given (DESIGN §3.5). */
+const interpret = (response: unknown, run: RecordState[]): { form: 'array' | 'native', results: Array<PromiseSettledResult<unknown>> } => {
+  if (Array.isArray(response)) {
+    if (response.length !== run.length) {
+      throw new IdempotencyConfigError(`idempotency: the handler returned ${response.length} results for the ${run.length} records it was given; ` +
+        'return Promise.allSettled(event.Records.map(...)) or { batchItemFailures }')
+    }
+    return { form: 'array', results: response.map(asSettled) }
+  }
+  const failures = (response as { batchItemFailures?: unknown } | null | undefined)?.batchItemFailures
+  if (Array.isArray(failures)) {
+    const failed = new Set(failures.map((f) => (f as { itemIdentifier?: unknown } | null)?.itemIdentifier))
+    return {
+      form: 'native',
+      results: run.map((s) => failed.has(s.record.messageId)
+        ? rejected(new Error(`record ${s.record.messageId} was reported in batchItemFailures by the handler`))
+        : fulfilled(undefined))
+    }
+  }
+  // No per-record answer (undefined, or anything else): Lambda reads that as "all succeeded".
+  return { form: 'native', results: run.map(() => fulfilled(undefined)) }
+}
+
+const asSettled = (entry: unknown): PromiseSettledResult<unknown> => {
+  const status = (entry as { status?: unknown } | null)?.status
+  if (status === 'fulfilled' || status === 'rejected') return entry as PromiseSettledResult<unknown>
+  return fulfilled(entry)
+}

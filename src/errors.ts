@@ -1,0 +1,196 @@
+/**
+ * Errors raised by middy-idempotency. Every one is an `instanceof IdempotencyError`,
+ * has a stable `name` you can switch on, and says which key it is about.
+ *
+ * @example
+ * ```ts
+ * import { IdempotencyError, IdempotencyInProgressError } from 'middy-idempotency'
+ *
+ * try { await handler(event, context) } catch (error) {
+ *   if (error instanceof IdempotencyInProgressError) console.log('retry later', error.key)
+ *   else if (error instanceof IdempotencyError) console.log(error.name, error.message)
+ * }
+ * ```
+ */
+export class IdempotencyError extends Error {
+  /** The stored idempotency key this error is about, when there is one. */
+  readonly key?: string
+
+  constructor (message: string, options: { key?: string, cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.name = 'IdempotencyError'
+    if (options.key !== undefined) this.key = options.key
+  }
+}
+
+/**
+ * Another invocation holds a live lease on this key: the work may be running right
+ * now. Retry later (SQS does, after the visibility timeout). `statusCode` 409 so that
+ * `@middy/http-error-handler` answers `409 Conflict`.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof IdempotencyInProgressError) return { statusCode: error.statusCode }
+ * ```
+ */
+export class IdempotencyInProgressError extends IdempotencyError {
+  readonly statusCode = 409
+  readonly expose = true
+  /** When the other owner's lease lapses (epoch milliseconds). */
+  readonly leaseExpiresAt?: number
+
+  constructor (key: string, leaseExpiresAt?: number) {
+    super(`key ${key} is being processed by another invocation` +
+      (leaseExpiresAt === undefined ? '' : ` (its lease runs until ${new Date(leaseExpiresAt).toISOString()})`), { key })
+    this.name = 'IdempotencyInProgressError'
+    if (leaseExpiresAt !== undefined) this.leaseExpiresAt = leaseExpiresAt
+  }
+}
+
+/**
+ * The key was seen before with a different payload: the same idempotency key was
+ * reused for different work. Nothing is run and the stored record is left alone.
+ * `statusCode` 422.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof IdempotencyPayloadMismatchError) console.error('key reused', error.key)
+ * ```
+ */
+export class IdempotencyPayloadMismatchError extends IdempotencyError {
+  readonly statusCode = 422
+  readonly expose = true
+
+  constructor (key: string) {
+    super(`key ${key} was already used with a different payload`, { key })
+    this.name = 'IdempotencyPayloadMismatchError'
+  }
+}
+
+/** What is kept of a failure in a FAILED record: never a stack. */
+export interface StoredError { name: string, message: string }
+
+/**
+ * A FAILED outcome is stored for this key (policy `onFailure: 'fail'`): the business
+ * logic is not run again until the record expires; the stored error is replayed.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof IdempotencyFailedError) console.log(error.storedError.message)
+ * ```
+ */
+export class IdempotencyFailedError extends IdempotencyError {
+  /** The name and message stored when the work failed. */
+  readonly storedError: StoredError
+
+  constructor (key: string, storedError: StoredError) {
+    super(`key ${key} failed before and is not retried: ${storedError.name}: ${storedError.message}`, { key })
+    this.name = 'IdempotencyFailedError'
+    this.storedError = storedError
+  }
+}
+
+/**
+ * No idempotency key could be taken from the event or record: the `key` path found
+ * nothing, the key function threw or returned nothing, or a path read into a body
+ * that is not JSON. The record fails on its own; it is never run without protection.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof IdempotencyKeyError) console.error(error.message, error.cause)
+ * ```
+ */
+export class IdempotencyKeyError extends IdempotencyError {
+  constructor (message: string, cause?: unknown) {
+    super(message, { cause })
+    this.name = 'IdempotencyKeyError'
+  }
+}
+
+/**
+ * The handler's result cannot be stored: it is not plain JSON data (BigInt, a cycle,
+ * a class instance, a function, NaN) or it is too big for a DynamoDB item (400 KB).
+ * The work did happen, so the record is kept as FAILED (never re-run) and reported
+ * failed with this error.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof IdempotencyResponseError) console.error(error.key, error.message)
+ * ```
+ */
+export class IdempotencyResponseError extends IdempotencyError {
+  constructor (key: string, problem: string, cause?: unknown) {
+    super(`the response for key ${key} cannot be stored: ${problem}`, { key, cause })
+    this.name = 'IdempotencyResponseError'
+  }
+}
+
+/** Which store request failed. */
+export type StoreOperation = 'claim' | 'complete' | 'fail' | 'release' | 'read'
+
+/**
+ * A store request failed after the SDK's own retries (throttling, network, access,
+ * a missing table...). The AWS error is kept as `cause`. The record concerned fails;
+ * it never silently succeeds.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof IdempotencyStoreError) console.error(error.operation, error.cause)
+ * ```
+ */
+export class IdempotencyStoreError extends IdempotencyError {
+  /** The store request that failed. */
+  readonly operation: StoreOperation
+
+  constructor (operation: StoreOperation, message: string, options: { key?: string, cause?: unknown } = {}) {
+    super(message, options)
+    this.name = 'IdempotencyStoreError'
+    this.operation = operation
+  }
+}
+
+/**
+ * A FIFO record was not handed to the handler because an earlier record of its
+ * message group could not run in this invocation; it is reported failed so that
+ * SQS redelivers the group in order.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof IdempotencyHeldBackError) console.log(error.messageGroupId)
+ * ```
+ */
+export class IdempotencyHeldBackError extends IdempotencyError {
+  readonly messageGroupId: string
+
+  constructor (messageGroupId: string, blockedBy: string, key?: string) {
+    super(`held back to keep FIFO order: an earlier record of message group ${messageGroupId} (message ${blockedBy}) could not run`, { key })
+    this.name = 'IdempotencyHeldBackError'
+    this.messageGroupId = messageGroupId
+  }
+}
+
+/**
+ * The middleware or a store was configured wrongly, or the event is not the kind
+ * the configured mode expects. Raised at construction for options, naming the option.
+ *
+ * @example
+ * ```ts
+ * idempotency({ store, expiresAfterSeconds: -1 }) // throws IdempotencyConfigError: expiresAfterSeconds ...
+ * ```
+ */
+export class IdempotencyConfigError extends IdempotencyError {
+  constructor (message: string) {
+    super(message)
+    this.name = 'IdempotencyConfigError'
+  }
+}
+
+/** Name and message of an error, for a FAILED record (no stack: it may hold secrets and is large). */
+export const toStoredError = (error: unknown): StoredError => {
+  if (error instanceof Error) return { name: error.name, message: error.message }
+  return { name: 'Error', message: typeof error === 'string' ? error : safeString(error) }
+}
+
+const safeString = (value: unknown): string => {
+  try { return JSON.stringify(value) ?? String(value) } catch { return String(value) }
+}

@@ -1,0 +1,70 @@
+import { isSqsEvent, sqsBatchAdapter } from './adapters/sqs-batch.js'
+import { wholeEventAdapter } from './adapters/whole-event.js'
+import type { Adapter, MiddyRequest } from './adapters/adapter.js'
+import type { LifecycleConfig } from './lifecycle/config.js'
+import { compileSelector } from './lifecycle/key.js'
+import { LocalCache } from './lifecycle/local-cache.js'
+import { resolveOptions, type IdempotencyOptions } from './options.js'
+
+/** The Middy middleware object returned by {@link idempotency}. */
+export interface IdempotencyMiddleware {
+  before: (request: MiddyRequest) => Promise<unknown>
+  after: (request: MiddyRequest) => Promise<void>
+  onError: (request: MiddyRequest) => Promise<void>
+}
+
+/**
+ * Makes a Middy handler idempotent. On an SQS batch, each record is claimed, run and
+ * completed on its own, and only the records that really failed are reported; on any
+ * other event, the whole event is one unit of work.
+ *
+ * Put it after `@middy/sqs-partial-batch-failure` (whose `after` must run after ours),
+ * and before middlewares that transform the event for the handler.
+ *
+ * @example
+ * ```ts
+ * import middy from '@middy/core'
+ * import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure'
+ * import { idempotency, DynamoDBStore } from 'middy-idempotency'
+ * import type { SQSEvent } from 'aws-lambda'
+ *
+ * export const handler = middy<SQSEvent>()
+ *   .use(sqsPartialBatchFailure())
+ *   .use(idempotency({ store: new DynamoDBStore({ tableName: 'IdempotencyStore' }) }))
+ *   .handler(async (event) => Promise.allSettled(event.Records.map(chargeCard)))
+ * ```
+ */
+export const idempotency = (options: IdempotencyOptions): IdempotencyMiddleware => {
+  const resolved = resolveOptions(options)
+  const config: LifecycleConfig = {
+    store: resolved.store,
+    expiresAfterSeconds: resolved.expiresAfterSeconds,
+    onFailure: resolved.onFailure,
+    logger: resolved.logger,
+    now: resolved.now,
+    ...(resolved.localCacheSize > 0 ? { cache: new LocalCache(resolved.localCacheSize) } : {})
+  }
+  const selection = (mode: 'sqs' | 'event') => {
+    const key = compileSelector(resolved.key ?? (mode === 'sqs' ? 'messageId' : wholeUnit), 'key')
+    const payload = resolved.payload === false ? undefined : compileSelector(resolved.payload ?? (mode === 'sqs' ? 'body' : wholeUnit), 'payload')
+    return { namespace: resolved.namespace, key, ...(payload === undefined ? {} : { payload }) }
+  }
+  const sqs = sqsBatchAdapter(config, selection('sqs'), resolved.concurrency)
+  const event = wholeEventAdapter(config, selection('event'))
+  const adapterFor = (request: MiddyRequest): Adapter =>
+    resolved.mode === 'sqs' || (resolved.mode === 'auto' && isSqsEvent(request.event)) ? sqs : event
+
+  const chosen = new WeakMap<MiddyRequest, Adapter>()
+
+  const idempotencyBefore = async (request: MiddyRequest): Promise<unknown> => {
+    const adapter = adapterFor(request)
+    chosen.set(request, adapter)
+    return adapter.before(request)
+  }
+  const idempotencyAfter = async (request: MiddyRequest): Promise<void> => chosen.get(request)?.after(request)
+  const idempotencyOnError = async (request: MiddyRequest): Promise<void> => chosen.get(request)?.onError(request)
+
+  return { before: idempotencyBefore, after: idempotencyAfter, onError: idempotencyOnError }
+}
+
+const wholeUnit = (unit: unknown): unknown => unit

@@ -1,0 +1,20 @@
+export { idempotency, idempotency as default, type IdempotencyMiddleware } from './idempotency.js'
+export type { IdempotencyOptions } from './options.js'
+export type { FailureDecision, FailureInfo, FailurePolicy, IdempotencyLogger } from './lifecycle/config.js'
+export type { Selector } from './lifecycle/key.js'
+export { DynamoDBStore, type DynamoDBStoreOptions, type DynamoDBSender } from './stores/dynamodb-store.js'
+export { MemoryStore } from './stores/memory-store.js'
+export type { IdempotencyStore, IdempotencyRecord, ClaimRecord, RecordStatus } from './stores/store.js'
+export {
+  IdempotencyError,
+  IdempotencyInProgressError,
+  IdempotencyPayloadMismatchError,
+  IdempotencyFailedError,
+  IdempotencyKeyError,
+  IdempotencyStoreError,
+  IdempotencyResponseError,
+  IdempotencyHeldBackError,
+  IdempotencyConfigError,
+  type StoredError,
+  type StoreOperation
+} from './errors.js'

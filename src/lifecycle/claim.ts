@@ -1,0 +1,75 @@
+import { randomUUID } from 'node:crypto'
+import {
+  IdempotencyError,
+  IdempotencyFailedError,
+  IdempotencyInProgressError,
+  IdempotencyPayloadMismatchError,
+  IdempotencyStoreError
+} from '../errors.js'
+import { isClaimable, type IdempotencyRecord } from '../stores/store.js'
+import type { LifecycleConfig, Unit } from './config.js'
+import type { ClaimOutcome } from './outcome.js'
+import { parseResponse } from './response.js'
+
+/** The lease: from `nowMs` until `until` (epoch ms), the Lambda's own deadline. */
+export interface Lease { nowMs: number, until: number }
+
+/**
+ * Claims one unit of work: one conditional write that either makes us the owner
+ * (IN_PROGRESS, a fresh fencing token, a lease) or returns the record in the way.
+ * `standing` is that record when it was already read in bulk (see `IdempotencyStore.read`):
+ * if it still protects the key, no write is made at all.
+ */
+export const claim = async (config: LifecycleConfig, unit: Unit, lease: Lease, standing?: IdempotencyRecord): Promise<ClaimOutcome> => {
+  const cached = config.cache?.get(unit.key, lease.nowMs)
+  if (cached !== undefined) return judge(config, unit, cached)
+  if (standing !== undefined && !isClaimable(standing, lease.nowMs)) return judge(config, unit, standing)
+
+  const leaseToken = randomUUID()
+  const nowSeconds = Math.floor(lease.nowMs / 1000)
+  const record = {
+    key: unit.key,
+    status: 'IN_PROGRESS' as const,
+    // TTL must never remove a record whose lease is still live, whatever expiresAfterSeconds is.
+    expiry: Math.max(nowSeconds + config.expiresAfterSeconds, Math.ceil(lease.until / 1000) + 1),
+    inProgressExpiry: lease.until,
+    leaseToken,
+    ...(unit.payloadHash === undefined ? {} : { payloadHash: unit.payloadHash })
+  }
+  let existing: IdempotencyRecord | undefined
+  try {
+    existing = await config.store.claim(record, lease.nowMs)
+  } catch (error) {
+    return { kind: 'rejected', error: asStoreError(error, 'claim', unit.key) }
+  }
+  if (existing === undefined) return { kind: 'run', leaseToken }
+  return judge(config, unit, existing)
+}
+
+/** What a record that protects the key means for this unit (no write is ever made here). */
+const judge = (config: LifecycleConfig, unit: Unit, existing: IdempotencyRecord): ClaimOutcome => {
+  if (unit.payloadHash !== undefined && existing.payloadHash !== undefined && unit.payloadHash !== existing.payloadHash) {
+    return { kind: 'rejected', error: new IdempotencyPayloadMismatchError(unit.key) }
+  }
+  switch (existing.status) {
+    case 'COMPLETED':
+      try {
+        const response = parseResponse(existing.responseData)
+        config.cache?.remember(existing)
+        return { kind: 'replay', response }
+      } catch (error) {
+        return { kind: 'rejected', error: new IdempotencyStoreError('read', `the stored response of key ${unit.key} is not valid JSON`, { key: unit.key, cause: error }) }
+      }
+    case 'FAILED':
+      return { kind: 'rejected', error: new IdempotencyFailedError(unit.key, existing.error ?? { name: 'Error', message: 'unknown' }) }
+    case 'IN_PROGRESS':
+      return { kind: 'rejected', error: new IdempotencyInProgressError(unit.key, existing.inProgressExpiry) }
+    default:
+      return { kind: 'rejected', error: new IdempotencyStoreError('read', `key ${unit.key} has an unknown status ${String(existing.status)}`, { key: unit.key }) }
+  }
+}
+
+export const asStoreError = (error: unknown, operation: IdempotencyStoreError['operation'], key: string): IdempotencyError =>
+  error instanceof IdempotencyError
+    ? error
+    : new IdempotencyStoreError(operation, `${operation} of key ${key} failed: ${(error as Error)?.message ?? String(error)}`, { key, cause: error })

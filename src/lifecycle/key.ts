@@ -1,0 +1,83 @@
+import { createHash } from 'node:crypto'
+import { IdempotencyKeyError } from '../errors.js'
+
+/**
+ * Where a key or payload comes from: a path into the unit of work (`'body.orderId'`,
+ * `'headers["idempotency-key"]'`; a string met on the way is parsed as JSON, so paths
+ * read into SQS and API Gateway bodies) or a function of the unit and the Lambda context.
+ */
+export type Selector<TUnit = any> = string | ((unit: TUnit, context: unknown) => unknown)
+
+/** A compiled selector: returns the selected value, throws `IdempotencyKeyError` naming what was wrong. */
+export type Select = (unit: unknown, context: unknown) => unknown
+
+const SEGMENT = /\[(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|(\d+))\]|\.?([^.[\]]+)/gy
+
+/** Splits `a.b[0]["c.d"]` into `['a', 'b', '0', 'c.d']`; throws on a malformed path. */
+export const parsePath = (path: string): string[] => {
+  const segments: string[] = []
+  SEGMENT.lastIndex = 0
+  while (SEGMENT.lastIndex < path.length) {
+    const at = SEGMENT.lastIndex
+    const match = SEGMENT.exec(path)
+    if (match === null || (at > 0 && match[4] !== undefined && path[at] !== '.')) {
+      throw new Error(`malformed path "${path}" at character ${at}`)
+    }
+    segments.push(match[1] ?? match[2] ?? match[3] ?? match[4] ?? '')
+  }
+  if (segments.length === 0) throw new Error('empty path')
+  return segments
+}
+
+/** Turns a selector option into a function; `what` names it in errors ("key", "payload"). */
+export const compileSelector = (selector: Selector, what: string): Select => {
+  if (typeof selector === 'function') {
+    return (unit, context) => {
+      try {
+        return selector(unit, context)
+      } catch (error) {
+        throw new IdempotencyKeyError(`the ${what} function threw: ${(error as Error)?.message ?? String(error)}`, error)
+      }
+    }
+  }
+  const segments = parsePath(selector)
+  return (unit) => {
+    let value: unknown = unit
+    for (let i = 0; i < segments.length; i++) {
+      if (typeof value === 'string') {
+        try {
+          value = JSON.parse(value)
+        } catch (error) {
+          const where = segments.slice(0, i).join('.') || 'the unit'
+          throw new IdempotencyKeyError(`${what} path "${selector}" reads into ${where}, which is not JSON`, error)
+        }
+      }
+      if (value === null || typeof value !== 'object') return undefined
+      value = (value as Record<string, unknown>)[segments[i] as string]
+    }
+    return value
+  }
+}
+
+/**
+ * JSON with sorted object keys, so that equal data hashes equally whatever the order
+ * of its properties. Only for hashing selections of events (which came from JSON).
+ */
+export const canonicalJson = (value: unknown): string => {
+  if (value === null || typeof value !== 'object') {
+    if (typeof value === 'bigint') return value.toString()
+    return JSON.stringify(value) ?? 'null'
+  }
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
+  const entries = Object.keys(value).sort()
+    .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+    .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
+  return `{${entries.join(',')}}`
+}
+
+/** sha256 in hex of the canonical JSON of `value`. */
+export const hashOf = (value: unknown): string =>
+  createHash('sha256').update(canonicalJson(value)).digest('hex')
+
+/** `namespace#sha256(...)`: no raw business data in the partition key; two functions never collide. */
+export const storedKey = (namespace: string, selection: unknown): string => `${namespace}#${hashOf(selection)}`

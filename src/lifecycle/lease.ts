@@ -1,0 +1,25 @@
+import type { Lease } from './claim.js'
+
+// Without a Lambda context (tests, local runs) the lease is the longest a Lambda can run:
+// https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html
+const LAMBDA_MAX_TIMEOUT_MS = 15 * 60 * 1000
+
+/**
+ * The lease lasts as long as this invocation can: `now + getRemainingTimeInMillis()`.
+ * A remaining time of 0 is a real value (a lease that has already lapsed), not "no context".
+ */
+export const leaseFor = (context: unknown, now: () => number): Lease => {
+  const nowMs = now()
+  const remaining = (context as { getRemainingTimeInMillis?: () => number } | undefined)?.getRemainingTimeInMillis
+  const ms = typeof remaining === 'function' ? remaining.call(context) : LAMBDA_MAX_TIMEOUT_MS
+  return { nowMs, until: nowMs + (Number.isFinite(ms) ? Math.max(0, ms) : LAMBDA_MAX_TIMEOUT_MS) }
+}
+
+/**
+ * Middy's `timeoutEarlyInMillis` rejects with this error while the handler may still be
+ * working: the lease must be kept (not released, not failed) so no one runs it twice.
+ */
+export const isMiddyTimeout = (error: unknown): boolean => {
+  const e = error as { name?: string, cause?: { package?: string } } | undefined
+  return e?.name === 'TimeoutError' && e.cause?.package === '@middy/core'
+}

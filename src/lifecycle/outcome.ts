@@ -1,0 +1,13 @@
+import type { IdempotencyError } from '../errors.js'
+
+/** What the claim decided for a unit of work (DESIGN §3.1). */
+export type ClaimOutcome =
+  /** Claimed: the handler runs it, holding `leaseToken`. */
+  | { kind: 'run', leaseToken: string }
+  /** COMPLETED before: its stored response is replayed. */
+  | { kind: 'replay', response: unknown }
+  /** Cannot run: in progress elsewhere, FAILED before, payload mismatch, no key, store fault, held back. */
+  | { kind: 'rejected', error: IdempotencyError }
+
+export const fulfilled = (value: unknown): PromiseFulfilledResult<unknown> => ({ status: 'fulfilled', value })
+export const rejected = (reason: unknown): PromiseRejectedResult => ({ status: 'rejected', reason })

@@ -1,0 +1,79 @@
+import { IdempotencyResponseError, toStoredError } from '../errors.js'
+import { asStoreError } from './claim.js'
+import type { FailureDecision, LifecycleConfig, Unit } from './config.js'
+import { fulfilled, rejected } from './outcome.js'
+import { serialiseResponse } from './response.js'
+
+/**
+ * The handler succeeded: store its result as COMPLETED, fenced by our token.
+ * Resolves to what the unit reports: fulfilled with the result, or rejected when the
+ * result could not be stored (the record then fails, never a silent success).
+ */
+export const complete = async (config: LifecycleConfig, unit: Unit, leaseToken: string, response: unknown): Promise<PromiseSettledResult<unknown>> => {
+  const serialised = serialiseResponse(response)
+  if (!serialised.ok) {
+    // The work happened: running it again would duplicate it, whatever the policy says.
+    const error = new IdempotencyResponseError(unit.key, serialised.problem)
+    await settleFailure(config, unit, leaseToken, error, 'fail')
+    return rejected(error)
+  }
+  const expiry = Math.floor(config.now() / 1000) + config.expiresAfterSeconds
+  const outcome = serialised.json === undefined ? { expiry } : { expiry, responseData: serialised.json }
+  try {
+    if (await config.store.complete(unit.key, leaseToken, outcome)) {
+      config.cache?.remember({ key: unit.key, status: 'COMPLETED', ...outcome, ...(unit.payloadHash === undefined ? {} : { payloadHash: unit.payloadHash }) })
+    } else {
+      lostLease(config, unit, 'complete')
+    }
+  } catch (error) {
+    // The lease stays: a redelivery meets IN_PROGRESS until it lapses, then runs again.
+    const storeError = asStoreError(error, 'complete', unit.key)
+    config.logger.error({ message: 'idempotency: could not complete; the record keeps its lease', key: unit.key, error: storeError })
+    return rejected(storeError)
+  }
+  return fulfilled(response)
+}
+
+/**
+ * The work failed: apply the `onFailure` policy (release or keep as FAILED), fenced by
+ * our token. Never throws: a store fault here is logged, and the lease then simply lapses.
+ */
+export const fail = async (config: LifecycleConfig, unit: Unit, leaseToken: string, error: unknown): Promise<void> => {
+  await settleFailure(config, unit, leaseToken, error, decide(config, unit, error))
+}
+
+const decide = (config: LifecycleConfig, unit: Unit, error: unknown): FailureDecision => {
+  const policy = config.onFailure
+  if (typeof policy !== 'function') return policy
+  try {
+    const decision = policy(error, { attempt: unit.attempt, key: unit.key })
+    if (decision === 'delete' || decision === 'fail') return decision
+    config.logger.error({ message: `idempotency: onFailure returned ${String(decision)}, not 'delete' or 'fail'; deleting`, key: unit.key })
+  } catch (policyError) {
+    config.logger.error({ message: 'idempotency: onFailure threw; deleting', key: unit.key, error: policyError })
+  }
+  return 'delete'
+}
+
+const settleFailure = async (config: LifecycleConfig, unit: Unit, leaseToken: string, error: unknown, decision: FailureDecision): Promise<void> => {
+  try {
+    const held = decision === 'fail'
+      ? await config.store.fail(unit.key, leaseToken, {
+        expiry: Math.floor(config.now() / 1000) + config.expiresAfterSeconds,
+        error: toStoredError(error)
+      })
+      : await config.store.release(unit.key, leaseToken)
+    if (!held) lostLease(config, unit, decision === 'fail' ? 'fail' : 'release')
+  } catch (storeError) {
+    config.logger.error({
+      message: `idempotency: could not ${decision === 'fail' ? 'fail' : 'release'} the record; it keeps its lease until it lapses`,
+      key: unit.key,
+      error: asStoreError(storeError, decision === 'fail' ? 'fail' : 'release', unit.key)
+    })
+  }
+}
+
+/** Somebody claimed the key after our lease lapsed: their record is theirs, we write nothing. */
+const lostLease = (config: LifecycleConfig, unit: Unit, operation: string): void => {
+  config.logger.warn({ message: `idempotency: lease lost before ${operation}; the record now belongs to another invocation and was left alone`, key: unit.key })
+}

@@ -1,0 +1,124 @@
+import { IdempotencyConfigError } from './errors.js'
+import type { FailurePolicy, IdempotencyLogger } from './lifecycle/config.js'
+import { parsePath, type Selector } from './lifecycle/key.js'
+import type { IdempotencyStore } from './stores/store.js'
+
+/**
+ * Options of {@link idempotency}. Only `store` is required.
+ *
+ * @example
+ * ```ts
+ * idempotency({
+ *   store: new DynamoDBStore({ tableName: 'IdempotencyStore' }),
+ *   key: 'body.orderId',            // producer duplicates share an order id, not a messageId
+ *   payload: 'body',                // the same order id with another body is refused (422)
+ *   expiresAfterSeconds: 24 * 3600,
+ *   onFailure: (error, { attempt }) => attempt >= 3 ? 'fail' : 'delete'
+ * })
+ * ```
+ */
+export interface IdempotencyOptions {
+  /** Where records are kept: `DynamoDBStore` in production, `MemoryStore` in tests. Required. */
+  store: IdempotencyStore
+  /**
+   * What identifies a unit of work: a path (`'body.orderId'`; JSON strings met on the way
+   * are parsed) or a function `(unit, context) => value`. The selection is hashed; an
+   * empty selection fails that unit with `IdempotencyKeyError`.
+   * [SQS record: `'messageId'`. Whole event: the whole event]
+   */
+  key?: Selector
+  /**
+   * What must be equal when a key is seen again (its hash is stored and compared), or
+   * `false` to skip the check. [SQS record: `'body'`. Whole event: the whole event]
+   */
+  payload?: Selector | false
+  /** How long a COMPLETED or FAILED record protects its key, in seconds. [3600] */
+  expiresAfterSeconds?: number
+  /**
+   * The retry policy when processing fails: `'delete'` (a redelivery runs again),
+   * `'fail'` (a FAILED record is kept; a redelivery is reported failed without running),
+   * or a function `(error, { attempt, key })` deciding per failure; for SQS, `attempt`
+   * is the record's `ApproximateReceiveCount`. ['delete']
+   */
+  onFailure?: FailurePolicy
+  /** Prefix of every stored key, so that two functions sharing a table never collide. [`AWS_LAMBDA_FUNCTION_NAME`, else `'middy-idempotency'`] */
+  namespace?: string
+  /**
+   * `'sqs'`: per record of an SQS batch; `'event'`: the whole event; `'auto'`: `'sqs'`
+   * when the event's records come from `aws:sqs`, otherwise `'event'`. ['auto']
+   */
+  mode?: 'auto' | 'sqs' | 'event'
+  /** Most store requests in flight at once for one batch. [32] */
+  concurrency?: number
+  /** COMPLETED records remembered in a warm container, answered without a request (0: off). [0] */
+  localCacheSize?: number
+  /** Where lost leases and store faults are reported; `false` for silence. [`console`] */
+  logger?: IdempotencyLogger | false
+  /** The clock, epoch milliseconds: for tests that move time. [`Date.now`] */
+  now?: () => number
+}
+
+/** The options with every default applied. */
+export interface ResolvedOptions extends Required<Omit<IdempotencyOptions, 'key' | 'payload' | 'logger'>> {
+  key?: Selector
+  payload?: Selector | false
+  logger: IdempotencyLogger
+}
+
+const silent: IdempotencyLogger = { warn: () => {}, error: () => {} }
+
+export const defaults = {
+  expiresAfterSeconds: 3600,
+  onFailure: 'delete' as FailurePolicy,
+  mode: 'auto' as const,
+  concurrency: 32,
+  localCacheSize: 0,
+  now: Date.now
+}
+
+const isSelector = (value: unknown): boolean =>
+  typeof value === 'function' || (typeof value === 'string' && value !== '')
+
+const positiveInteger = (value: unknown): boolean => Number.isSafeInteger(value) && (value as number) > 0
+
+/** Applies defaults and checks every option, naming the one that is wrong. */
+export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => {
+  if (options === null || typeof options !== 'object') throw new IdempotencyConfigError('idempotency: options are required ({ store })')
+  const { store } = options
+  const methods = ['claim', 'complete', 'fail', 'release'] as const
+  if (store === null || typeof store !== 'object' || methods.some((m) => typeof store[m] !== 'function')) {
+    throw new IdempotencyConfigError('idempotency: store is required and must implement claim, complete, fail and release (a DynamoDBStore or a MemoryStore)')
+  }
+  const problem =
+    (options.key !== undefined && !isSelector(options.key) && 'key must be a non-empty path string or a function') ||
+    (options.payload !== undefined && options.payload !== false && !isSelector(options.payload) && 'payload must be a path string, a function or false') ||
+    (options.expiresAfterSeconds !== undefined && !positiveInteger(options.expiresAfterSeconds) && 'expiresAfterSeconds must be a positive integer') ||
+    (options.onFailure !== undefined && !['delete', 'fail'].includes(options.onFailure as string) && typeof options.onFailure !== 'function' && "onFailure must be 'delete', 'fail' or a function") ||
+    (options.namespace !== undefined && (typeof options.namespace !== 'string' || options.namespace === '') && 'namespace must be a non-empty string') ||
+    (options.mode !== undefined && !['auto', 'sqs', 'event'].includes(options.mode) && "mode must be 'auto', 'sqs' or 'event'") ||
+    (options.concurrency !== undefined && !positiveInteger(options.concurrency) && 'concurrency must be a positive integer') ||
+    (options.localCacheSize !== undefined && !(Number.isSafeInteger(options.localCacheSize) && options.localCacheSize >= 0) && 'localCacheSize must be an integer of 0 or more') ||
+    (options.logger !== undefined && options.logger !== false && (typeof options.logger?.warn !== 'function' || typeof options.logger?.error !== 'function') && 'logger must have warn and error functions, or be false') ||
+    (options.now !== undefined && typeof options.now !== 'function' && 'now must be a function returning epoch milliseconds')
+  if (problem !== false) throw new IdempotencyConfigError(`idempotency: ${problem}`)
+
+  for (const selector of [options.key, options.payload]) {
+    if (typeof selector === 'string') {
+      try {
+        parsePath(selector)
+      } catch (error) {
+        throw new IdempotencyConfigError(`idempotency: ${selector === options.key ? 'key' : 'payload'} path is ${(error as Error).message}`)
+      }
+    }
+  }
+
+  return {
+    ...defaults,
+    ...stripUndefined(options),
+    namespace: options.namespace ?? process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'middy-idempotency',
+    logger: options.logger === false ? silent : options.logger ?? console
+  } as ResolvedOptions
+}
+
+const stripUndefined = <T extends object>(value: T): Partial<T> =>
+  Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>

@@ -1,0 +1,73 @@
+import type { StoredError } from '../errors.js'
+
+/** The three states of a stored record (DESIGN §2). */
+export type RecordStatus = 'IN_PROGRESS' | 'COMPLETED' | 'FAILED'
+
+/**
+ * One stored idempotency record, in the store-neutral shape every store reads and writes.
+ *
+ * @example
+ * ```ts
+ * const record: IdempotencyRecord = {
+ *   key: 'orders#9f86d0…', status: 'COMPLETED', expiry: 1767225600, responseData: '{"ok":true}'
+ * }
+ * ```
+ */
+export interface IdempotencyRecord {
+  /** `namespace#sha256(...)`: never raw business data. */
+  key: string
+  status: RecordStatus
+  /** Epoch seconds after which the record no longer protects (and DynamoDB TTL may delete it). */
+  expiry: number
+  /** Epoch milliseconds: end of the IN_PROGRESS owner's lease. */
+  inProgressExpiry?: number
+  /** Fencing token, new for every claim: only its holder may complete, fail or release. */
+  leaseToken?: string
+  payloadHash?: string
+  /** COMPLETED only: the handler's result as JSON; absent when the result was `undefined`. */
+  responseData?: string
+  /** FAILED only. */
+  error?: StoredError
+}
+
+/** A claim to write: an IN_PROGRESS record with a fresh token and a lease. */
+export type ClaimRecord = IdempotencyRecord & { status: 'IN_PROGRESS', inProgressExpiry: number, leaseToken: string }
+
+/**
+ * The store contract. A store is a few conditional writes; all the policy lives in
+ * the record lifecycle. `DynamoDBStore` and `MemoryStore` implement it with the same
+ * semantics; implement it yourself for another database.
+ *
+ * @example
+ * ```ts
+ * const store: IdempotencyStore = new MemoryStore()
+ * const existing = await store.claim(record, Date.now())
+ * if (existing === undefined) { await work(); await store.complete(record.key, record.leaseToken, { expiry, responseData: '1' }) }
+ * ```
+ */
+export interface IdempotencyStore {
+  /**
+   * Writes `record` if no record protects its key: none exists, or it expired
+   * (`expiry < now` in seconds), or it is IN_PROGRESS with a lapsed lease
+   * (`inProgressExpiry < now` in ms). Resolves `undefined` when written, otherwise
+   * the record that stands in the way — in the same request, never a second read.
+   */
+  claim: (record: ClaimRecord, nowMs: number) => Promise<IdempotencyRecord | undefined>
+  /** Marks the record COMPLETED if `leaseToken` still holds it. Resolves `false` when the lease was taken over. */
+  complete: (key: string, leaseToken: string, outcome: { expiry: number, responseData?: string }) => Promise<boolean>
+  /** Marks the record FAILED if `leaseToken` still holds it. Resolves `false` when the lease was taken over. */
+  fail: (key: string, leaseToken: string, outcome: { expiry: number, error: StoredError }) => Promise<boolean>
+  /** Deletes the record if `leaseToken` still holds it. Resolves `false` when the lease was taken over. */
+  release: (key: string, leaseToken: string) => Promise<boolean>
+  /**
+   * Optional: strongly consistent read of many keys at once. Used before claiming
+   * records that are probably duplicates (SQS redeliveries), since one read of up to
+   * 100 keys costs less than 100 refused writes. Keys it does not return are claimed.
+   */
+  read?: (keys: readonly string[]) => Promise<Map<string, IdempotencyRecord>>
+}
+
+/** True when `record` no longer stands in the way of a claim at `nowMs` (DESIGN §2, one unit per attribute). */
+export const isClaimable = (record: IdempotencyRecord, nowMs: number): boolean =>
+  record.expiry < Math.floor(nowMs / 1000) ||
+  (record.status === 'IN_PROGRESS' && (record.inProgressExpiry ?? 0) < nowMs)
