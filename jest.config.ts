@@ -16,7 +16,7 @@ const config: Config = {
     {
       ...common,
       displayName: 'integration',
-      testMatch: ['<rootDir>/__tests__/integration/**/*.test.ts', '<rootDir>/__tests__/features/**/*.steps.ts'],
+      testMatch: ['<rootDir>/__tests__/integration/**/*.test.ts', '<rootDir>/__tests__/chaos/**/*.test.ts', '<rootDir>/__tests__/features/**/*.steps.ts'],
       globalSetup: '<rootDir>/__tests__/support/global-setup.mjs',
       globalTeardown: '<rootDir>/__tests__/support/global-teardown.mjs'
     }
