@@ -1,8 +1,12 @@
-/** The part of Middy's request object the adapters use (same shape in Middy 5, 6 and 7). */
+/**
+ * The part of Middy's request object the adapters use (same shape in Middy 5, 6 and 7).
+ * `unknown`, not `any`: Middy's `.use()` intersects each middleware's event type with the
+ * handler's, and `any` would erase the user's `SQSEvent`.
+ */
 export interface MiddyRequest {
-  event: any
-  context: any
-  response: any
+  event: unknown
+  context: unknown
+  response: unknown
   error?: unknown
   earlyResponse?: unknown
 }

@@ -58,8 +58,11 @@ export const sqsBatchAdapter = (config: LifecycleConfig, selection: Selection, c
   }
 
   /** Redeliveries are probably duplicates: one consistent read of up to 100 keys beats 100 refused writes. */
-  const readProbableDuplicates = async (primaries: RecordState[]): Promise<Map<string, IdempotencyRecord>> => {
-    const keys = primaries.filter((s) => (s.unit as Unit).attempt > 1).map((s) => (s.unit as Unit).key)
+  const readProbableDuplicates = async (primaries: RecordState[], nowMs: number): Promise<Map<string, IdempotencyRecord>> => {
+    const keys = primaries
+      .map((s) => s.unit as Unit)
+      .filter((unit) => unit.attempt > 1 && config.cache?.get(unit.key, nowMs) === undefined)
+      .map((unit) => unit.key)
     if (config.store.read === undefined || keys.length === 0) return new Map()
     try {
       return await config.store.read(keys)
@@ -79,7 +82,7 @@ export const sqsBatchAdapter = (config: LifecycleConfig, selection: Selection, c
       else if (primary.unit?.payloadHash !== state.unit.payloadHash) state.outcome = { kind: 'rejected', error: new IdempotencyPayloadMismatchError(state.unit.key) }
       else state.outcome = { kind: 'copy', of: primary }
     }
-    const standing = await readProbableDuplicates([...primaries.values()])
+    const standing = await readProbableDuplicates([...primaries.values()], lease.nowMs)
     const claimOne = async (state: RecordState): Promise<void> => {
       const unit = state.unit as Unit
       state.outcome = await claim(config, unit, lease, standing.get(unit.key))

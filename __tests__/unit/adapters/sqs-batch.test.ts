@@ -1,0 +1,249 @@
+import { describe, expect, jest, test } from '@jest/globals'
+import middy from '@middy/core'
+import type { SQSEvent, SQSRecord } from 'aws-lambda'
+import {
+  idempotency,
+  IdempotencyConfigError,
+  IdempotencyError,
+  IdempotencyInProgressError,
+  IdempotencyStoreError,
+  MemoryStore,
+  type IdempotencyOptions,
+  type IdempotencyStore
+} from '../../../src/index.js'
+import { sqsPartialBatchFailure } from '../../support/middy.js'
+import { failedIds, lambdaContext, recordingLogger, redelivered, sqsEvent, sqsRecord } from '../../support/sqs.js'
+
+/** A MemoryStore whose every call is counted and can be made to fail. */
+class CountingStore extends MemoryStore {
+  calls: string[] = []
+  inFlight = 0
+  maxInFlight = 0
+  failOn = new Set<string>()
+  async #track<T>(name: string, run: () => Promise<T>): Promise<T> {
+    this.calls.push(name)
+    this.inFlight++
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight)
+    try {
+      await Promise.resolve()
+      if (this.failOn.has(name)) throw Object.assign(new Error(`${name} refused`), { name: 'ThrottlingException' })
+      return await run()
+    } finally {
+      this.inFlight--
+    }
+  }
+
+  override claim (...args: Parameters<MemoryStore['claim']>) { return this.#track('claim', async () => await super.claim(...args)) }
+  override complete (...args: Parameters<MemoryStore['complete']>) { return this.#track('complete', async () => await super.complete(...args)) }
+  override fail (...args: Parameters<MemoryStore['fail']>) { return this.#track('fail', async () => await super.fail(...args)) }
+  override release (...args: Parameters<MemoryStore['release']>) { return this.#track('release', async () => await super.release(...args)) }
+  override read (...args: Parameters<MemoryStore['read']>) { return this.#track('read', async () => await super.read(...args)) }
+}
+
+const consumer = (store: IdempotencyStore, work: (r: SQSRecord) => Promise<unknown>, options: Partial<IdempotencyOptions> = {}) => {
+  const seen: SQSRecord[][] = []
+  const handler = middy<SQSEvent>()
+    .use(sqsPartialBatchFailure({ logger: false as never }))
+    .use(idempotency({ store, namespace: 'unit', logger: recordingLogger(), ...options }))
+    .handler(async (event) => { seen.push(event.Records); return await Promise.allSettled(event.Records.map(work)) })
+  return { handler, seen, invoke: async (records: SQSRecord[], context = lambdaContext()) => await handler(sqsEvent(records), context) }
+}
+
+describe('SQS batch with MemoryStore', () => {
+  test('a new record costs one claim and one completion, nothing else', async () => {
+    const store = new CountingStore()
+    await consumer(store, async () => 'ok').invoke([sqsRecord('a')])
+    expect(store.calls).toEqual(['claim', 'complete'])
+  })
+
+  test('redelivered records are read in one request and replayed without any write', async () => {
+    const store = new CountingStore()
+    const { invoke } = consumer(store, async () => 'ok')
+    const records = [sqsRecord('a'), sqsRecord('b'), sqsRecord('c')]
+    await invoke(records)
+    store.calls = []
+    expect(await invoke(records.map(redelivered))).toEqual({ batchItemFailures: [] })
+    expect(store.calls).toEqual(['read'])
+  })
+
+  test('a failed read before claiming falls back to claims, and says so', async () => {
+    const store = new CountingStore()
+    const logger = recordingLogger()
+    const { invoke } = consumer(store, async () => 'ok', { logger })
+    const record = sqsRecord('a')
+    await invoke([record])
+    store.failOn.add('read')
+    store.calls = []
+    expect(await invoke([redelivered(record)])).toEqual({ batchItemFailures: [] })
+    expect(store.calls).toEqual(['read', 'claim'])
+    expect(logger.lines).toEqual([expect.objectContaining({ level: 'warn' })])
+  })
+
+  test('with a local cache, a redelivery to a warm container costs no request', async () => {
+    const store = new CountingStore()
+    const handler = middy<SQSEvent>()
+      .use(idempotency({ store, namespace: 'unit', localCacheSize: 10, logger: false }))
+      .handler(async (e) => await Promise.allSettled(e.Records.map(async () => ({ paid: true }))))
+    const record = sqsRecord('a')
+    await handler(sqsEvent([record]), lambdaContext())
+    store.calls = []
+    expect(await handler(sqsEvent([redelivered(record), sqsRecord('fresh')]), lambdaContext())).toEqual([
+      { status: 'fulfilled', value: { paid: true } }, { status: 'fulfilled', value: { paid: true } }
+    ])
+    expect(store.calls).toEqual(['claim', 'complete'])
+  })
+
+  test('store requests in flight never exceed the concurrency option', async () => {
+    const store = new CountingStore()
+    await consumer(store, async () => 'ok', { concurrency: 4 }).invoke(Array.from({ length: 50 }, (_, i) => sqsRecord(i)))
+    expect(store.maxInFlight).toBe(4)
+    expect(store.records()).toHaveLength(50)
+  })
+
+  test('a remaining time of 0 is a lease that has already lapsed, not "no context"', async () => {
+    const store = new MemoryStore()
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => { release = resolve })
+    const stale = consumer(store, async () => { await gate; return 'stale' })
+    const record = sqsRecord('a')
+    const running = stale.invoke([record], lambdaContext(0))
+    await waitUntil(() => store.records().length === 1)
+    const now = Date.now()
+    expect(store.records()[0]?.inProgressExpiry).toBeLessThanOrEqual(now)
+    // Lease lapsed: another invocation may take over at once.
+    const fresh = consumer(store, async () => 'fresh')
+    expect(await fresh.invoke([redelivered(record)])).toEqual({ batchItemFailures: [] })
+    release()
+    await running
+    // The stale owner finished last but could not overwrite the new owner's record.
+    expect(store.records()).toEqual([expect.objectContaining({ status: 'COMPLETED', responseData: '"fresh"' })])
+  })
+
+  test('without a Lambda context the lease is the longest a Lambda can run (15 minutes)', async () => {
+    const store = new MemoryStore()
+    const handler = middy<SQSEvent>().use(idempotency({ store, logger: false, now: () => 1_000_000 })).handler(async (e) => { expect(store.records()[0]?.inProgressExpiry).toBe(1_000_000 + 900_000); return await Promise.allSettled(e.Records.map(async () => 1)) })
+    await handler(sqsEvent([sqsRecord('a')]), {} as never)
+    expect.assertions(1)
+  })
+
+  test('the key is taken before the handler runs: mutating the record does not change it', async () => {
+    const store = new MemoryStore()
+    const { invoke, seen } = consumer(store, async (r) => { (r as { body: string }).body = JSON.stringify({ orderId: 'changed' }); return 'ok' }, { key: 'body.orderId' })
+    const record = sqsRecord({ orderId: 'o-1' })
+    await invoke([structuredClone(record)])
+    await invoke([redelivered(record)])
+    expect(seen).toHaveLength(1)
+    expect(store.records()).toHaveLength(1)
+  })
+
+  test('two functions sharing a table never collide (namespace)', async () => {
+    const store = new MemoryStore()
+    const record = sqsRecord('same message')
+    const a = consumer(store, async () => 'a', { namespace: 'function-a' })
+    const b = consumer(store, async () => 'b', { namespace: 'function-b' })
+    await a.invoke([record])
+    await b.invoke([record])
+    expect(a.seen).toHaveLength(1)
+    expect(b.seen).toHaveLength(1)
+  })
+
+  test('the namespace defaults to AWS_LAMBDA_FUNCTION_NAME', async () => {
+    const store = new MemoryStore()
+    process.env.AWS_LAMBDA_FUNCTION_NAME = 'payments-consumer'
+    try {
+      const handler = middy<SQSEvent>().use(idempotency({ store, logger: false })).handler(async (e) => await Promise.allSettled(e.Records.map(async () => 1)))
+      await handler(sqsEvent([sqsRecord('x')]), lambdaContext())
+    } finally {
+      delete process.env.AWS_LAMBDA_FUNCTION_NAME
+    }
+    expect(store.records()[0]?.key).toMatch(/^payments-consumer#[0-9a-f]{64}$/)
+  })
+
+  test('a claim the store refuses fails that record alone with the store error as cause', async () => {
+    const store = new CountingStore()
+    const logger = recordingLogger()
+    const handler = middy<SQSEvent>().use(idempotency({ store, namespace: 'unit', logger })).handler(async (e) => await Promise.allSettled(e.Records.map(async () => 1)))
+    const done = sqsRecord('done')
+    await handler(sqsEvent([done]), lambdaContext())
+    store.failOn.add('claim')
+    const refused = sqsRecord('new')
+    // Neither record can run, so the handler is skipped and the answer is Lambda's own shape.
+    expect(failedIds(await handler(sqsEvent([redelivered(done), refused]), lambdaContext()))).toEqual([refused.messageId])
+    const [line] = logger.lines
+    const error = (line?.entry as { error: IdempotencyStoreError }).error
+    expect(error).toBeInstanceOf(IdempotencyStoreError)
+    expect(error.operation).toBe('claim')
+    expect(error.cause).toMatchObject({ name: 'ThrottlingException' })
+    expect(store.records()).toHaveLength(1)
+  })
+
+  test('a completion the store refuses fails the record and keeps its lease (never a silent success)', async () => {
+    const store = new CountingStore()
+    store.failOn.add('complete')
+    const logger = recordingLogger()
+    const handler = middy<SQSEvent>().use(idempotency({ store, namespace: 'unit', logger })).handler(async (e) => await Promise.allSettled(e.Records.map(async () => 'charged')))
+    const [result] = await handler(sqsEvent([sqsRecord('a')]), lambdaContext()) as PromiseSettledResult<unknown>[]
+    expect(result?.status).toBe('rejected')
+    expect((result as PromiseRejectedResult).reason).toBeInstanceOf(IdempotencyStoreError)
+    expect((result as PromiseRejectedResult).reason.cause).toMatchObject({ name: 'ThrottlingException' })
+    expect(store.records()).toEqual([expect.objectContaining({ status: 'IN_PROGRESS' })])
+    expect(logger.lines.map((l) => l.level)).toEqual(['error'])
+  })
+
+  test('a handler answer of the wrong length is a clear error and every claim is released', async () => {
+    const store = new MemoryStore()
+    const handler = middy<SQSEvent>().use(idempotency({ store, logger: false })).handler(async () => [{ status: 'fulfilled', value: 1 }])
+    const error = await handler(sqsEvent([sqsRecord('a'), sqsRecord('b')]), lambdaContext()).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(IdempotencyConfigError)
+    expect((error as Error).message).toMatch(/returned 1 results for the 2 records/)
+    expect(store.records()).toEqual([])
+  })
+
+  test('a policy function that throws falls back to deleting, and says so', async () => {
+    const store = new MemoryStore()
+    const logger = recordingLogger()
+    const { invoke } = consumer(store, async () => { throw new Error('x') }, { logger, onFailure: () => { throw new Error('policy bug') } })
+    await invoke([sqsRecord('a')])
+    expect(store.records()).toEqual([])
+    expect(logger.lines).toEqual([expect.objectContaining({ level: 'error', entry: expect.objectContaining({ message: expect.stringMatching(/onFailure threw/) }) })])
+  })
+
+  test('a handler returning nothing counts as every record done (Lambda reads it so)', async () => {
+    const store = new MemoryStore()
+    const handler = middy<SQSEvent>().use(idempotency({ store, logger: false })).handler(async () => undefined)
+    expect(await handler(sqsEvent([sqsRecord('a'), sqsRecord('b')]), lambdaContext())).toEqual({ batchItemFailures: [] })
+    expect(store.records().filter((r) => r.status === 'COMPLETED')).toHaveLength(2)
+  })
+
+  test('an in-batch copy whose primary fails fails with the same error', async () => {
+    const store = new MemoryStore()
+    const boom = new Error('declined')
+    const handler = middy<SQSEvent>().use(idempotency({ store, key: 'body.id', logger: false })).handler(async (e) => await Promise.allSettled(e.Records.map(async () => { throw boom })))
+    const response = await handler(sqsEvent([sqsRecord({ id: 1 }), sqsRecord({ id: 1 })]), lambdaContext())
+    expect(response).toEqual([{ status: 'rejected', reason: boom }, { status: 'rejected', reason: boom }])
+  })
+
+  test('a non-SQS event in sqs mode is refused before anything is claimed', async () => {
+    const store = new MemoryStore()
+    const handler = middy().use(idempotency({ store, mode: 'sqs', logger: false })).handler(async () => 'x')
+    await expect(handler({ detail: {} }, lambdaContext())).rejects.toThrow(IdempotencyConfigError)
+    await expect(handler({ detail: {} }, lambdaContext())).rejects.toThrow(/mode 'sqs' expects an SQS event/)
+    expect(store.records()).toEqual([])
+  })
+
+  test('every error is an IdempotencyError with a stable name', () => {
+    const error = new IdempotencyInProgressError('k')
+    expect(error).toBeInstanceOf(IdempotencyError)
+    expect(error.name).toBe('IdempotencyInProgressError')
+  })
+})
+
+const waitUntil = async (condition: () => boolean): Promise<void> => {
+  const deadline = Date.now() + 5_000
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met')
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+}
+
+jest.setTimeout(20_000)
