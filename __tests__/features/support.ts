@@ -1,0 +1,6 @@
+import { storedKey } from '../../src/lifecycle/key.js'
+
+export * from '../../src/index.js'
+
+/** The stored key of a business key, to find its item in the table. */
+export const storedKeyOf = (namespace: string, businessKey: string): string => storedKey(namespace, businessKey)
