@@ -1,0 +1,107 @@
+/**
+ * An SQS payment consumer made idempotent per record.
+ *
+ * SQS delivers at least once: a message comes back when an acknowledgement is lost or a
+ * visibility timeout runs out, and producers retry too, sending the same payment under a
+ * new messageId. Each record is claimed in DynamoDB before the card is charged, so a
+ * payment is charged once however many times it arrives; only the records that really
+ * failed are handed back to SQS through `batchItemFailures`.
+ *
+ * Deploy with `infrastructure/template.yaml`. `npm run demo` runs this file against
+ * DynamoDB Local through `createHandler`.
+ */
+import middy from '@middy/core'
+import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure'
+import type { SQSEvent, SQSRecord } from 'aws-lambda'
+import { DynamoDBStore, idempotency, type IdempotencyLogger, type IdempotencyStore } from '../src/index.js'
+
+/** The message body the payments service sends. */
+export interface Payment {
+  paymentId: string
+  /** In the smallest unit of the currency (cents). */
+  amount: number
+  currency: string
+  cardToken: string
+}
+
+/** What the card gateway answers; stored as the record's response and replayed to duplicates. */
+export interface Receipt {
+  paymentId: string
+  chargeId: string
+  amount: number
+  currency: string
+}
+
+/** The card was refused: retrying cannot help, so the outcome is kept (see `onFailure`). */
+export class CardDeclinedError extends Error {
+  constructor (paymentId: string, reason: string) {
+    super(`card declined: ${reason} (payment ${paymentId})`)
+    this.name = 'CardDeclinedError'
+  }
+}
+
+export interface ConsumerDependencies {
+  store: IdempotencyStore
+  /** Charges the card. Throws `CardDeclinedError` for a refusal, anything else for a fault. */
+  charge: (payment: Payment) => Promise<Receipt>
+  /** Told of every record reported failed to SQS, when it ran. [`console.error`] */
+  logFailedRecord?: (reason: unknown, record: SQSRecord) => void
+  /** Lost leases, store faults and records refused without running. [`console`] */
+  logger?: IdempotencyLogger | false
+}
+
+const parsePayment = (record: SQSRecord): Payment => {
+  const payment = JSON.parse(record.body) as Partial<Payment>
+  if (typeof payment.paymentId !== 'string' || !Number.isSafeInteger(payment.amount) || typeof payment.currency !== 'string' ||
+    typeof payment.cardToken !== 'string') {
+    throw new Error(`message ${record.messageId} is not a payment`)
+  }
+  return payment as Payment
+}
+
+export const createHandler = ({ store, charge, logFailedRecord, logger }: ConsumerDependencies) => {
+  const chargeCard = async (record: SQSRecord): Promise<Receipt> => await charge(parsePayment(record))
+
+  return middy<SQSEvent>()
+    // First in the chain, so its `after` runs last: it turns the per-record results that
+    // idempotency puts back together into Lambda's `{ batchItemFailures }`.
+    .use(sqsPartialBatchFailure(logFailedRecord === undefined ? {} : { logger: logFailedRecord }))
+    .use(idempotency({
+      store,
+      // A producer that retries sends the same payment under a new messageId: the payment id
+      // is what must happen once. The body (the default `payload`) must match too, so a
+      // payment id reused for another amount is refused instead of being answered with the
+      // first receipt.
+      key: 'body.paymentId',
+      // A gateway fault is transient: forget the attempt so that SQS's redelivery charges.
+      // A declined card stays declined: keep it FAILED so redeliveries do not hit the
+      // gateway again, and let SQS move the message to the dead-letter queue.
+      onFailure: (error) => error instanceof CardDeclinedError ? 'fail' : 'delete',
+      // Receipts protect for a day; SQS's retention and the producer's retries end well before.
+      expiresAfterSeconds: 24 * 3600,
+      ...(logger === undefined ? {} : { logger })
+    }))
+    .handler(async (event) => await Promise.allSettled(event.Records.map(chargeCard)))
+}
+
+/**
+ * The card gateway of the deployed function. It also gets the payment id as its own
+ * idempotency key: if our record is lost (it expired, or the table was restored), the
+ * gateway still refuses a second charge.
+ */
+const chargeWithGateway = async (payment: Payment): Promise<Receipt> => {
+  const response = await fetch(`${process.env.CARD_GATEWAY_URL ?? 'https://gateway.invalid'}/charges`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'idempotency-key': payment.paymentId },
+    body: JSON.stringify({ amount: payment.amount, currency: payment.currency, source: payment.cardToken })
+  })
+  const answer = await response.json() as { id?: string, declineReason?: string }
+  if (response.status === 402) throw new CardDeclinedError(payment.paymentId, answer.declineReason ?? 'refused')
+  if (!response.ok || typeof answer.id !== 'string') throw new Error(`card gateway answered ${response.status}`)
+  return { paymentId: payment.paymentId, chargeId: answer.id, amount: payment.amount, currency: payment.currency }
+}
+
+export const handler = createHandler({
+  store: new DynamoDBStore({ tableName: process.env.IDEMPOTENCY_TABLE ?? 'IdempotencyStore' }),
+  charge: chargeWithGateway
+})
