@@ -24,9 +24,11 @@ interface RecordState {
 interface BatchState {
   event: SQSEvent
   records: RecordState[]
-  run: RecordState[]
   settled: boolean
 }
+
+/** The records this invocation claimed and hands to the handler. */
+const claimed = (batch: BatchState): RecordState[] => batch.records.filter((s) => s.outcome?.kind === 'run')
 
 /** True for an event whose records come from SQS (an empty `Records` counts: there is nothing to do). */
 export const isSqsEvent = (event: unknown): event is SQSEvent => {
@@ -95,7 +97,9 @@ export const sqsBatchAdapter = (config: LifecycleConfig, selection: Selection, c
     const groups = new Map<string, RecordState[]>()
     for (const state of states) {
       const group = state.record.attributes?.MessageGroupId ?? ''
-      groups.set(group, [...(groups.get(group) ?? []), state])
+      const members = groups.get(group)
+      if (members === undefined) groups.set(group, [state])
+      else members.push(state)
     }
     await forEachBounded([...groups], concurrency, async ([group, members]) => {
       let blocker: RecordState | undefined
@@ -136,11 +140,12 @@ export const sqsBatchAdapter = (config: LifecycleConfig, selection: Selection, c
     }
     const lease = leaseFor(request.context, config.now)
     const states = event.Records.map((record) => prepare(record, request.context))
-    const batch: BatchState = { event, records: states, run: [], settled: false }
+    // Registered before claiming, so that onError can release whatever was claimed should anything below throw.
+    const batch: BatchState = { event, records: states, settled: false }
     batches.set(request, batch)
     await claimAll(states, lease)
-    batch.run = states.filter((s) => s.outcome?.kind === 'run')
-    if (batch.run.length === 0) {
+    const run = claimed(batch)
+    if (run.length === 0) {
       // Nothing to run, so the handler must not be called. Returning early skips every
       // `after` hook, the batch middleware's too, so the answer is already in Lambda's
       // own `{ batchItemFailures }` shape (DESIGN §3.4, §3.7).
@@ -151,7 +156,7 @@ export const sqsBatchAdapter = (config: LifecycleConfig, selection: Selection, c
       }
       return respond(states, 'native')
     }
-    request.event = { ...event, Records: batch.run.map((s) => s.record) }
+    request.event = { ...event, Records: run.map((s) => s.record) }
     return undefined
   }
 
@@ -159,9 +164,10 @@ export const sqsBatchAdapter = (config: LifecycleConfig, selection: Selection, c
     const batch = batches.get(request)
     if (batch === undefined || batch.settled) return
     request.event = batch.event
-    const { form, results } = interpret(request.response, batch.run)
+    const run = claimed(batch)
+    const { form, results } = interpret(request.response, run)
     batch.settled = true
-    await forEachBounded(batch.run, concurrency, async (state, i) => {
+    await forEachBounded(run, concurrency, async (state, i) => {
       const result = results[i] as PromiseSettledResult<unknown>
       const { leaseToken } = state.outcome as { leaseToken: string }
       const unit = state.unit as Unit
@@ -183,10 +189,10 @@ export const sqsBatchAdapter = (config: LifecycleConfig, selection: Selection, c
     batch.settled = true
     if (isMiddyTimeout(request.error)) {
       // The handler may still be working: keep every lease; it lapses with this invocation.
-      config.logger.warn({ message: 'idempotency: timed out; leases kept until they lapse', keys: batch.run.map((s) => s.unit?.key) })
+      config.logger.warn({ message: 'idempotency: timed out; leases kept until they lapse', keys: claimed(batch).map((s) => s.unit?.key) })
       return
     }
-    await forEachBounded(batch.run, concurrency, async (state) => {
+    await forEachBounded(claimed(batch), concurrency, async (state) => {
       await fail(config, state.unit as Unit, (state.outcome as { leaseToken: string }).leaseToken, request.error)
     })
   }
