@@ -1,0 +1,135 @@
+import { describe, expect, jest, test } from '@jest/globals'
+import {
+  idempotency,
+  IdempotencyFailedError,
+  IdempotencyKeyError,
+  IdempotencyPayloadMismatchError,
+  IdempotencyResponseError,
+  type IdempotencyOptions,
+  type IdempotencyRecord,
+  type IdempotencyStore
+} from '../../../src/index.js'
+import { middyVersions } from '../middy.js'
+import { lambdaContext, recordingLogger } from '../sqs.js'
+
+/** A store to test and a way to see every record it holds. */
+export interface StoreUnderTest {
+  store: IdempotencyStore
+  records: () => Promise<Array<Partial<IdempotencyRecord>>>
+}
+
+type Event = { orderId?: string, amount?: number }
+
+/**
+ * The promises of whole-event mode (DESIGN §4), run against any store: MemoryStore in the
+ * unit tests, DynamoDBStore on DynamoDB Local in the integration tests. Same semantics, same tests.
+ */
+export const describeWholeEvent = (storeName: string, makeStore: () => Promise<StoreUnderTest>): void => {
+  describe.each(middyVersions)(`whole event with ${storeName}, %s`, (_, middy) => {
+    const build = async (work: (event: Event) => Promise<unknown>, options: Partial<IdempotencyOptions> = {}) => {
+      const { store, records } = await makeStore()
+      const calls = jest.fn(work)
+      const handler = middy<Event, unknown>()
+        .use(idempotency({ store, namespace: 'api', key: 'orderId', logger: recordingLogger(), ...options }))
+        .handler(async (event) => await calls(event))
+      return { handler, calls, records }
+    }
+
+    test('a new event runs and its record is COMPLETED with the response', async () => {
+      const { handler, calls, records } = await build(async (e) => ({ statusCode: 201, charged: e.amount }))
+      expect(await handler({ orderId: 'o-1', amount: 5 }, lambdaContext())).toEqual({ statusCode: 201, charged: 5 })
+      expect(calls).toHaveBeenCalledTimes(1)
+      expect(await records()).toEqual([expect.objectContaining({ status: 'COMPLETED', responseData: '{"statusCode":201,"charged":5}' })])
+    })
+
+    test('a duplicate returns the stored response without running the handler', async () => {
+      const { handler, calls } = await build(async () => ({ statusCode: 201 }))
+      await handler({ orderId: 'o-1', amount: 5 }, lambdaContext())
+      expect(await handler({ orderId: 'o-1', amount: 5 }, lambdaContext())).toEqual({ statusCode: 201 })
+      expect(calls).toHaveBeenCalledTimes(1)
+    })
+
+    test('an undefined result is replayed as undefined, not re-run', async () => {
+      const { handler, calls } = await build(async () => undefined)
+      await handler({ orderId: 'o-2' }, lambdaContext())
+      expect(await handler({ orderId: 'o-2' }, lambdaContext())).toBeUndefined()
+      expect(calls).toHaveBeenCalledTimes(1)
+    })
+
+    test('a duplicate while the first still runs is a 409 IdempotencyInProgressError', async () => {
+      let release!: () => void
+      const gate = new Promise<void>((resolve) => { release = resolve })
+      let started!: () => void
+      const running = new Promise<void>((resolve) => { started = resolve })
+      const { handler, records } = await build(async () => { started(); await gate; return 'done' })
+      const first = handler({ orderId: 'o-3' }, lambdaContext())
+      await running
+      await expect(handler({ orderId: 'o-3' }, lambdaContext())).rejects.toMatchObject({ name: 'IdempotencyInProgressError', statusCode: 409 })
+      expect((await records())[0]?.status).toBe('IN_PROGRESS')
+      release()
+      expect(await first).toBe('done')
+    })
+
+    test('the same key with another payload is a 422 IdempotencyPayloadMismatchError and writes nothing', async () => {
+      const { handler, records } = await build(async () => 'ok')
+      await handler({ orderId: 'o-4', amount: 1 }, lambdaContext())
+      const before = await records()
+      const error = await handler({ orderId: 'o-4', amount: 2 }, lambdaContext()).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(IdempotencyPayloadMismatchError)
+      expect((error as IdempotencyPayloadMismatchError).statusCode).toBe(422)
+      expect(await records()).toEqual(before)
+    })
+
+    test('an event without a key is an IdempotencyKeyError and the handler does not run', async () => {
+      const { handler, calls, records } = await build(async () => 'ok')
+      await expect(handler({ amount: 1 }, lambdaContext())).rejects.toThrow(IdempotencyKeyError)
+      expect(calls).not.toHaveBeenCalled()
+      expect(await records()).toEqual([])
+    })
+
+    test("a failure with 'delete' releases the record and the retry runs", async () => {
+      let attempt = 0
+      const { handler, records } = await build(async () => { if (++attempt === 1) throw new Error('down'); return 'ok' })
+      await expect(handler({ orderId: 'o-5' }, lambdaContext())).rejects.toThrow('down')
+      expect(await records()).toEqual([])
+      expect(await handler({ orderId: 'o-5' }, lambdaContext())).toBe('ok')
+    })
+
+    test("a failure with 'fail' is replayed as IdempotencyFailedError", async () => {
+      const { handler, calls } = await build(async () => { throw new RangeError('limit') }, { onFailure: 'fail' })
+      await expect(handler({ orderId: 'o-6' }, lambdaContext())).rejects.toThrow(RangeError)
+      const replay = await handler({ orderId: 'o-6' }, lambdaContext()).catch((e: unknown) => e)
+      expect(replay).toBeInstanceOf(IdempotencyFailedError)
+      expect((replay as IdempotencyFailedError).storedError).toEqual({ name: 'RangeError', message: 'limit' })
+      expect(calls).toHaveBeenCalledTimes(1)
+    })
+
+    test('a result that cannot be stored fails with IdempotencyResponseError and is kept FAILED', async () => {
+      const { handler, records, calls } = await build(async () => ({ id: 1n }))
+      await expect(handler({ orderId: 'o-7' }, lambdaContext())).rejects.toThrow(IdempotencyResponseError)
+      expect((await records())[0]?.status).toBe('FAILED')
+      await expect(handler({ orderId: 'o-7' }, lambdaContext())).rejects.toThrow(IdempotencyFailedError)
+      expect(calls).toHaveBeenCalledTimes(1)
+    })
+
+    test('Middy early timeout keeps the lease: the record stays IN_PROGRESS', async () => {
+      const { store, records } = await makeStore()
+      const deadline = Date.now() + 300
+      const handler = middy<Event, unknown>({ timeoutEarlyInMillis: 200 })
+        .use(idempotency({ store, key: 'orderId', logger: false }))
+        .handler(async () => await new Promise(() => {}))
+      await expect(handler({ orderId: 'o-8' }, lambdaContext(() => deadline - Date.now()))).rejects.toMatchObject({ name: 'TimeoutError' })
+      expect(await records()).toEqual([expect.objectContaining({ status: 'IN_PROGRESS' })])
+    })
+
+    test('the default key is the whole event, hashed', async () => {
+      const { store } = await makeStore()
+      const calls = jest.fn(async () => 'ok')
+      const handler = middy<Event, unknown>().use(idempotency({ store, logger: false })).handler(calls)
+      await handler({ orderId: 'a', amount: 1 }, lambdaContext())
+      await handler({ amount: 1, orderId: 'a' }, lambdaContext())
+      await handler({ orderId: 'a', amount: 2 }, lambdaContext())
+      expect(calls).toHaveBeenCalledTimes(2)
+    })
+  })
+}
