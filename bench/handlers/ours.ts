@@ -1,0 +1,31 @@
+/**
+ * A typical SQS consumer on middy-idempotency, as the README shows it. `createOursHandler`
+ * lets the bench point it at a table of DynamoDB Local; `handler` is what a deployment
+ * exports and what the bundle-size measurement bundles.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
+import middy from '@middy/core'
+import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure'
+import type { SQSEvent } from 'aws-lambda'
+import { DynamoDBStore, idempotency } from '../../src/index.js'
+import { work } from './work.js'
+
+export interface HandlerSetup {
+  tableName: string
+  client: DynamoDBClient
+  /** Key on `body.orderId` instead of the messageId: producer duplicates share an order, not a messageId. */
+  keyOnBody?: boolean
+  concurrency?: number
+}
+
+export const createOursHandler = ({ tableName, client, keyOnBody = false, concurrency }: HandlerSetup) =>
+  middy<SQSEvent>()
+    .use(sqsPartialBatchFailure())
+    .use(idempotency({
+      store: new DynamoDBStore({ tableName, client }),
+      ...(keyOnBody ? { key: 'body.orderId' } : {}),
+      ...(concurrency === undefined ? {} : { concurrency })
+    }))
+    .handler(async (event) => await Promise.allSettled(event.Records.map(work)))
+
+export const handler = createOursHandler({ tableName: process.env.IDEMPOTENCY_TABLE ?? 'IdempotencyStore', client: new DynamoDBClient({}) })

@@ -1,0 +1,53 @@
+/**
+ * Bundle size and cold import. Each handler in `bench/handlers/` is bundled as a Lambda
+ * deployment would be (esbuild, minified ESM for Node, `@aws-sdk/*` left external because
+ * the Lambda runtime provides it), then imported in fresh `node` processes, alternating
+ * between the implementations, timing the dynamic import from inside the child.
+ */
+import { build } from 'esbuild'
+import { spawnSync } from 'node:child_process'
+import { mkdirSync, readFileSync } from 'node:fs'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { gzipSync } from 'node:zlib'
+import type { Implementation } from './tables.js'
+
+export interface BundleResult { implementation: Implementation, file: string, bytes: number, gzipBytes: number }
+
+// Inside the repository, so the external @aws-sdk/* packages resolve from its node_modules.
+const outDir = fileURLToPath(new URL('../results/bundles/', import.meta.url))
+
+export const bundleHandler = async (implementation: Implementation): Promise<BundleResult> => {
+  mkdirSync(outDir, { recursive: true })
+  const file = `${outDir}${implementation}.mjs`
+  await build({
+    entryPoints: [fileURLToPath(new URL(`../handlers/${implementation}.ts`, import.meta.url))],
+    outfile: file,
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    external: ['@aws-sdk/*'],
+    // Some dependencies are CommonJS and call require(): give the ESM bundle one.
+    banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+    logLevel: 'silent'
+  })
+  const content = readFileSync(file)
+  return { implementation, file, bytes: content.byteLength, gzipBytes: gzipSync(content, { level: 9 }).byteLength }
+}
+
+/** Milliseconds to import `specifier` in a fresh node process, measured inside it. */
+export const coldImportMs = (specifier: string): number => {
+  const script = 'const t0 = performance.now(); await import(process.argv[1]); ' +
+    'process.stdout.write(String(performance.now() - t0))'
+  const result = spawnSync(process.execPath, ['--input-type=module', '-e', script, specifier], {
+    encoding: 'utf8',
+    cwd: outDir,
+    env: { ...process.env, NODE_NO_WARNINGS: '1', IDEMPOTENCY_TABLE: 'IdempotencyStore', AWS_REGION: 'us-east-1' }
+  })
+  const ms = Number(result.stdout)
+  if (result.status !== 0 || !Number.isFinite(ms)) throw new Error(`cold import of ${specifier} failed: ${result.stderr}`)
+  return ms
+}
+
+export const fileSpecifier = (file: string): string => pathToFileURL(file).href

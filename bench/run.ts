@@ -1,0 +1,193 @@
+/**
+ * `npm run bench`: middy-idempotency against Powertools for AWS Lambda (TypeScript)
+ * idempotency, per SQS record, on one DynamoDB Local started (and stopped) here.
+ * See bench/README.md for what is measured and how. Flags: --quick (a few rounds only),
+ * --no-memory, --no-bundle. Timing is printed, never asserted.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { availableParallelism, cpus, loadavg } from 'node:os'
+import { fileURLToPath } from 'node:url'
+import { localClientConfig, startDynamoDBLocal } from '../scripts/dynamodb-local.mjs'
+import { bundleHandler, coldImportMs, fileSpecifier, type BundleResult } from './lib/bundle.js'
+import { PRICES } from './lib/capacity.js'
+import { WORKLOADS, type Workload } from './lib/events.js'
+import { measureMemory, type MemoryResult } from './lib/memory.js'
+import { fmt, ratio, ratiosTable, rowsTable, summarise, table, type Row } from './lib/report.js'
+import { median } from './lib/stats.js'
+import { contenders, runRound, type Sample } from './lib/throughput.js'
+
+const args = new Set(process.argv.slice(2))
+const quick = args.has('--quick')
+// Fewer rounds for big batches: a 1,000-record round of every workload is ~16,000 requests.
+const ROUNDS: Record<number, number> = quick ? { 10: 3, 100: 2, 1000: 1 } : { 10: 15, 100: 9, 1000: 3 }
+const SIZES = [10, 100, 1000]
+const COLD_IMPORTS = quick ? 5 : 15
+const BIG_BATCH = 10_000
+
+// Both implementations prefix their keys with the function name; give them the same one.
+process.env.AWS_LAMBDA_FUNCTION_NAME ??= 'bench-consumer'
+
+const out: string[] = []
+const say = (text = ''): void => { out.push(text); process.stdout.write(text + '\n') }
+const progress = (text: string): void => { process.stderr.write(`… ${text}\n`) }
+
+const machine = (): string => {
+  const git = (() => { try { return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim() } catch { return 'unknown' } })()
+  return `node ${process.version}, ${availableParallelism()} cores (${cpus()[0]?.model ?? 'unknown cpu'}), load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}, commit ${git}`
+}
+
+const throughput = async (endpoint: string): Promise<Row[]> => {
+  const admin = new DynamoDBClient(localClientConfig(endpoint))
+  const both = contenders(endpoint)
+  try {
+    // Warm-up (not recorded): JIT of DynamoDB Local and of both implementations, sockets opened.
+    for (const workload of WORKLOADS) for (const contender of both) await runRound(admin, contender, workload, 100)
+    const rows: Row[] = []
+    for (const size of SIZES) {
+      for (const workload of WORKLOADS) {
+        const samples = new Map<string, Sample[]>(both.map((c) => [c.implementation, []]))
+        for (let round = 0; round < (ROUNDS[size] ?? 1); round++) {
+          // Interleaved A/B: ours, theirs, ours, theirs ... so drift in load hits both alike.
+          for (const contender of both) samples.get(contender.implementation)?.push(await runRound(admin, contender, workload, size))
+        }
+        for (const contender of both) rows.push(summarise(contender.implementation, workload, size, samples.get(contender.implementation) ?? []))
+        progress(`${workload} × ${size} done`)
+      }
+    }
+    return rows
+  } finally {
+    admin.destroy()
+    for (const contender of both) contender.client.destroy()
+  }
+}
+
+const coldImports = (bundles: BundleResult[]): Map<string, number[]> => {
+  const subjects: Array<[string, string]> = [
+    ...bundles.map((b): [string, string] => [b.implementation, fileSpecifier(b.file)]),
+    ['@aws-sdk/client-dynamodb alone', '@aws-sdk/client-dynamodb']
+  ]
+  const times = new Map<string, number[]>(subjects.map(([name]) => [name, []]))
+  for (let i = 0; i < COLD_IMPORTS; i++) {
+    // Alternate, and rotate who goes first, so neither always follows a warm page cache.
+    const order = i % 2 === 0 ? subjects : [...subjects].reverse()
+    for (const [name, specifier] of order) times.get(name)?.push(coldImportMs(specifier))
+  }
+  return times
+}
+
+const find = (rows: Row[], implementation: string, workload: Workload, size: number): Row =>
+  rows.find((r) => r.implementation === implementation && r.workload === workload && r.size === size) as Row
+
+const targets = (rows: Row[], bundles: BundleResult[], imports: Map<string, number[]>): string => {
+  const lines: string[][] = []
+  const check = (name: string, measured: number, limit: number, unit: string): void => {
+    lines.push([name, `${fmt(measured, 3)}${unit}`, `≤ ${limit}${unit}`, measured <= limit ? 'PASS' : 'MISS'])
+  }
+  // Requests per record are absolute figures for ours (not ratios), at every batch size.
+  for (const size of SIZES) {
+    check(`requests/record, all new, batch ${size} (ours, absolute)`, find(rows, 'ours', 'all new', size).requestsPerRecord, 2.0, '')
+    check(`requests/record, redelivered duplicates, batch ${size} (ours, absolute)`, find(rows, 'ours', 'all duplicates', size).requestsPerRecord, 0.1, '')
+    check(`requests/record, half and half, batch ${size} (ours, absolute)`, find(rows, 'ours', 'half and half', size).requestsPerRecord, 1.1, '')
+  }
+  const timeRatio = (workload: Workload): number => ratio(find(rows, 'ours', workload, 100).medianMs, find(rows, 'theirs', workload, 100).medianMs)
+  check('median batch time, all new, batch 100 (ours/theirs)', timeRatio('all new'), 1.0, '')
+  check('median batch time, redelivered duplicates, batch 100 (ours/theirs)', timeRatio('all duplicates'), 0.3, '')
+  check('median batch time, half and half, batch 100 (ours/theirs)', timeRatio('half and half'), 0.8, '')
+  const bundle = (impl: string): BundleResult | undefined => bundles.find((b) => b.implementation === impl)
+  if (bundles.length === 2) {
+    check('bundle bytes, minified (ours/theirs)', ratio(bundle('ours')?.bytes ?? 0, bundle('theirs')?.bytes ?? 1), 0.3, '')
+    check('cold import median (ours/theirs)', ratio(median(imports.get('ours') ?? []), median(imports.get('theirs') ?? [])), 0.6, '')
+  }
+  return table(['target', 'measured', 'wanted', ''], lines)
+}
+
+const main = async (): Promise<void> => {
+  const started = Date.now()
+  say('# middy-idempotency vs Powertools idempotency: SQS per-record benchmark')
+  say()
+  say(`Machine at start: ${machine()}`)
+  say(`Rounds per implementation (interleaved A/B, fresh tables each round, after one warm-up round of each workload at 100): ${SIZES.map((s) => `batch ${s}: ${ROUNDS[s]}`).join(', ')}${quick ? ' (--quick)' : ''}`)
+  say()
+
+  let rows: Row[] = []
+  let memory: MemoryResult[] = []
+  const ddb = await startDynamoDBLocal()
+  try {
+    rows = await throughput(ddb.endpoint)
+    if (!args.has('--no-memory')) {
+      progress(`${BIG_BATCH}-record batch in a child process`)
+      memory = [await measureMemory(ddb.endpoint, BIG_BATCH, 'new', 32)]
+    }
+  } finally {
+    await ddb.stop()
+  }
+
+  say('## Batches on DynamoDB Local')
+  say()
+  say(rowsTable(rows))
+  say()
+  say('req/rec counts every request attempt the SDK sent (retries included) in the timed batch only, divided by its records. ' +
+    'WCU/RCU are capacity units per record: as DynamoDB Local reported them (`ReturnConsumedCapacity: TOTAL` added to every command), ' +
+    'except where marked `*`: refused conditional writes come back without ConsumedCapacity, so those were computed by the documented rule ' +
+    '(at least 1 WCU per KB of the larger of the item sent and the item stored). Reads are strongly consistent: 1 RCU = 1 RRU per 4 KB item. ' +
+    'failed/batch: records reported in batchItemFailures (SQS retries them). ran/batch: calls of the business function.')
+  say()
+  say(`On-demand prices used: $${PRICES.writeRequestUnit} per million write request units, $${PRICES.readRequestUnit} per million read request units — ${PRICES.source}.`)
+  say()
+  say('### Ratios ours / theirs (below 1: ours is lower)')
+  say()
+  say(ratiosTable(rows))
+  say()
+
+  if (memory.length > 0) {
+    say(`## One ${BIG_BATCH.toLocaleString('en')}-record batch through ours (child process)`)
+    say()
+    const mb = (bytes: number): string => `${fmt(bytes / 1024 / 1024, 1)} MB`
+    say(table(['workload', 'concurrency option', 'batch ms', 'requests', 'max requests in flight', 'RSS before', 'peak RSS (sampled)', 'maxRSS (process)', 'failed'],
+      memory.map((m) => [m.workload, String(m.concurrency), fmt(m.ms, 0), String(m.requests), String(m.maxInFlight), mb(m.rssBeforeBytes), mb(m.rssPeakSampledBytes), mb(m.maxRssBytes), String(m.failed)])))
+    say()
+    say('Max in flight is counted at the SDK (per attempt): the store never had more requests outstanding than its `concurrency` option. ' +
+      'For comparison, Powertools\' BatchProcessor starts every record at once: see its max in flight at batch 1,000 above (the SDK socket pool, 50, queues the rest).')
+    say()
+  }
+
+  let bundles: BundleResult[] = []
+  let imports = new Map<string, number[]>()
+  if (!args.has('--no-bundle')) {
+    progress('bundling and cold imports')
+    bundles = [await bundleHandler('ours'), await bundleHandler('theirs')]
+    imports = coldImports(bundles)
+    say('## Bundle and cold import')
+    say()
+    say('esbuild, minified ESM, platform node, `@aws-sdk/*` external (the Lambda runtime has it); handlers in `bench/handlers/`. ' +
+      `Cold import: a fresh \`node\` per import, ${COLD_IMPORTS} per subject, alternating; time of the dynamic import measured inside the child.`)
+    say()
+    say(table(['subject', 'bytes', 'gzip bytes', 'cold import median ms', 'min', 'max'],
+      [...imports].map(([name, ms]) => {
+        const b = bundles.find((x) => x.implementation === name)
+        return [name, b === undefined ? '—' : String(b.bytes), b === undefined ? '—' : String(b.gzipBytes), fmt(median(ms), 1), fmt(Math.min(...ms), 1), fmt(Math.max(...ms), 1)]
+      })))
+    say()
+    if (bundles.length === 2) {
+      const [ours, theirs] = bundles as [BundleResult, BundleResult]
+      say(`Ratios ours/theirs: bytes ${fmt(ratio(ours.bytes, theirs.bytes), 3)}, gzip ${fmt(ratio(ours.gzipBytes, theirs.gzipBytes), 3)}, ` +
+        `cold import ${fmt(ratio(median(imports.get('ours') ?? []), median(imports.get('theirs') ?? [])), 3)}`)
+      say()
+    }
+  }
+
+  say('## Targets')
+  say()
+  say(targets(rows, bundles, imports))
+  say()
+  say(`Machine at end: ${machine()}. Total ${fmt((Date.now() - started) / 1000, 0)} s.`)
+
+  const results = fileURLToPath(new URL('./results/', import.meta.url))
+  mkdirSync(results, { recursive: true })
+  writeFileSync(`${results}latest.md`, out.join('\n') + '\n')
+  progress(`written to ${results}latest.md`)
+}
+
+await main()
