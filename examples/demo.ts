@@ -12,9 +12,10 @@ import { DynamoDBStore } from '../src/index.js'
 import type { Payment } from './sqs-consumer.js'
 import { CardGateway } from './demo/card-gateway.js'
 import { Harness, type Invocation } from './demo/harness.js'
+import { httpStory } from './demo/http-story.js'
 import { heading, shorten, table } from './demo/print.js'
 import { message, redelivery } from './demo/sqs-messages.js'
-import { scanItems } from './demo/table-items.js'
+import { scanItems, type Item } from './demo/table-items.js'
 
 const TABLE = 'IdempotencyStore'
 
@@ -68,22 +69,26 @@ const story = async (demo: Harness): Promise<void> => {
 }
 
 const showTable = async (demo: Harness): Promise<void> => {
-  heading(`The table ${TABLE}`, 'Keys are namespace#sha256(paymentId): no payment data in the key. TTL deletes records after expiry.')
+  heading(`The table ${TABLE}`, 'Keys are namespace#sha256(key): no payment data in them; the namespace is the name of the function. TTL deletes expired records.')
   const items = await scanItems(demo.client, TABLE)
   const now = Date.now() / 1000
+  const namespaceOf = (item: Item): string => String(item.idempotencyKey).split('#')[0] ?? ''
   const rows = items
+    // By function (namespace), then COMPLETED before FAILED, then by stored response.
+    .sort((x, y) => namespaceOf(x).localeCompare(namespaceOf(y)) || String(x.status).localeCompare(String(y.status)) ||
+      String(x.responseData).localeCompare(String(y.responseData)))
     .map((item) => {
+      const key = String(item.idempotencyKey)
       const expiry = Number(item.expiry)
       const error = item.error as { name?: string, message?: string } | undefined
       const stored = item.status === 'FAILED' ? `error: ${error?.name}: ${error?.message}` : String(item.responseData ?? '')
       return [
-        `${String(item.idempotencyKey).slice(0, String(item.idempotencyKey).indexOf('#') + 13)}…`,
+        `${key.slice(0, key.indexOf('#') + 13)}…`,
         String(item.status),
         `${new Date(expiry * 1000).toISOString().slice(0, 16).replace('T', ' ')} (in ${Math.round((expiry - now) / 3600)} h)`,
-        shorten(stored.replaceAll('"', ''), 78)
+        shorten(stored, 80)
       ]
     })
-    .sort((x, y) => (x[3] ?? '').localeCompare(y[3] ?? ''))
   table(['idempotencyKey', 'status', 'expiry (UTC)', 'responseData / error'], rows)
 }
 
@@ -112,8 +117,11 @@ const main = async (): Promise<number> => {
     await createIdempotencyTable(client, TABLE)
     const demo = new Harness(new DynamoDBStore({ tableName: TABLE, client }), new CardGateway(), client, TABLE)
     await story(demo)
+    const http = await httpStory(new DynamoDBStore({ tableName: TABLE, client }))
+    demo.problems.push(...http.problems)
     await showTable(demo)
     summarise(demo)
+    console.log(`HTTP: ${http.requests} requests with one Idempotency-Key, ${http.charges} charge.`)
     if (demo.problems.length === 0) return 0
     console.log('\nUnexpected:')
     for (const problem of demo.problems) console.log(`  - ${problem}`)

@@ -1,0 +1,100 @@
+/**
+ * An API Gateway (HTTP API) endpoint, `POST /payments`, made idempotent per request with the
+ * client's `Idempotency-Key` header: a client that retries after a timeout gets the first
+ * answer again instead of a second charge.
+ *
+ * The whole event is one unit of work here (the middleware sees it is not an SQS batch).
+ */
+import middy from '@middy/core'
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda'
+import {
+  DynamoDBStore,
+  IdempotencyError,
+  IdempotencyInProgressError,
+  IdempotencyKeyError,
+  IdempotencyPayloadMismatchError,
+  idempotency,
+  type IdempotencyLogger,
+  type IdempotencyStore
+} from '../src/index.js'
+
+export interface PaymentRequest { amount: number, currency: string, cardToken: string }
+export interface Charge { chargeId: string, amount: number, currency: string }
+
+export interface HttpDependencies {
+  store: IdempotencyStore
+  charge: (request: PaymentRequest) => Promise<Charge>
+  logger?: IdempotencyLogger | false
+}
+
+class BadRequestError extends Error {}
+
+const json = (statusCode: number, body: unknown): APIGatewayProxyStructuredResultV2 =>
+  ({ statusCode, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+
+/**
+ * Turns the handler's result into an HTTP response, and errors into status codes. The
+ * idempotency errors carry theirs (409, 422), but their messages name the stored key,
+ * which is none of the client's business: the client gets its own words.
+ */
+const httpResponses = (): middy.MiddlewareObj<APIGatewayProxyEventV2> => ({
+  after: (request) => {
+    request.response = json(201, request.response)
+  },
+  onError: (request) => {
+    const error = request.error
+    if (error instanceof IdempotencyInProgressError) {
+      request.response = json(409, { message: 'a request with this Idempotency-Key is still being processed; retry later' })
+    } else if (error instanceof IdempotencyPayloadMismatchError) {
+      request.response = json(422, { message: 'this Idempotency-Key was already used for a different request' })
+    } else if (error instanceof IdempotencyKeyError) {
+      request.response = json(400, { message: 'an Idempotency-Key header is required' })
+    } else if (error instanceof BadRequestError) {
+      request.response = json(400, { message: error.message })
+    } else {
+      request.response = json(500, { message: error instanceof IdempotencyError ? 'please retry' : 'internal error' })
+    }
+  }
+})
+
+const parseRequest = (event: APIGatewayProxyEventV2): PaymentRequest => {
+  try {
+    const body = JSON.parse(event.body ?? '') as Partial<PaymentRequest>
+    if (Number.isSafeInteger(body.amount) && typeof body.currency === 'string' && typeof body.cardToken === 'string') return body as PaymentRequest
+  } catch {}
+  throw new BadRequestError('expected a JSON body with amount, currency and cardToken')
+}
+
+export const createHandler = ({ store, charge, logger }: HttpDependencies) =>
+  // No result type: the handler returns a Charge, `httpResponses` makes it HTTP.
+  middy<APIGatewayProxyEventV2>()
+    // Outermost, i.e. `use`d first. Middy runs `after` hooks in reverse order, so ours runs
+    // last and stores the final HTTP response, the one `httpResponses` built. On a retry our
+    // `before` returns that stored response early, and an early return skips every `after`
+    // hook: placed inside `httpResponses`, we would replay the handler's raw result, which
+    // nothing would turn into HTTP any more.
+    .use(idempotency({
+      store,
+      // HTTP APIs (payload 2.0) lower-case header names. A REST API keeps the client's case:
+      // there, use a function that looks the header up case-insensitively.
+      key: 'headers.idempotency-key',
+      // Not the default (the whole event): a retry has a new requestId and timestamps, so
+      // the whole event never matches. What must match is what the client asked for.
+      payload: 'body',
+      // Clients retry within minutes; a day is what payment APIs commonly promise.
+      expiresAfterSeconds: 24 * 3600,
+      ...(logger === undefined ? {} : { logger })
+    }))
+    .use(httpResponses())
+    // Only a successful charge is stored (and replayed). A thrown error releases the key, so
+    // the client's retry runs again; do not return error responses from here for failures
+    // that a retry could fix, they would be stored as the answer.
+    .handler(async (event) => await charge(parseRequest(event)))
+
+export const handler = createHandler({
+  store: new DynamoDBStore({ tableName: process.env.IDEMPOTENCY_TABLE ?? 'IdempotencyStore' }),
+  charge: async (request) => {
+    // Your payment provider's call goes here.
+    throw new Error(`no card gateway configured to charge ${request.amount} ${request.currency}`)
+  }
+})
