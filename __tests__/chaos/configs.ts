@@ -1,0 +1,47 @@
+import { middyVersions } from '../support/middy.js'
+import type { Rates } from './fates.js'
+import type { ChaosConfig } from './scenario.js'
+
+/** Misfortune at rates high enough that every kind happens many times in a few hundred messages. */
+export const defaultRates: Rates = {
+  producerDuplicate: 0.15,
+  lostAck: 0.04,
+  handlerThrow: 0.03,
+  transientFailure: 0.06,
+  permanentFailure: 0.01,
+  crash: 0.06,
+  slow: 0.05,
+  dynamoFault: 0.06
+}
+
+/**
+ * The runs of one seed: the seed alone picks the queue type, the batch size, the number
+ * of consumers and the Middy major, so a printed seed is all it takes to replay a run.
+ */
+export const configFor = (seed: number, payments: number, endpoint: string, overrides: Partial<ChaosConfig> = {}): ChaosConfig => {
+  const fifo = seed % 3 === 0
+  const [middyName, middy] = middyVersions[seed % middyVersions.length] as (typeof middyVersions)[number]
+  const functionTimeoutMs = 30_000
+  return {
+    seed,
+    payments,
+    fifo,
+    groups: Math.max(2, Math.floor(payments / 25)),
+    consumers: 2 + (seed % 4),
+    batchSize: fifo ? 10 : [1, 10, 25, 100][seed % 4] as number,
+    functionTimeoutMs,
+    // Lambda requires at least the function timeout; AWS recommends more.
+    visibilityTimeoutMs: functionTimeoutMs * (1 + (seed % 3)),
+    maxReceiveCount: 10,
+    maxSkewMs: 3000,
+    sdkMaxAttempts: 3,
+    failFromAttempt: 7,
+    localCacheSize: seed % 2 === 0 ? 100 : 0,
+    rates: defaultRates,
+    middy,
+    middyName,
+    endpoint,
+    maxVirtualMs: 24 * 3600 * 1000,
+    ...overrides
+  }
+}

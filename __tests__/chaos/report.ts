@@ -1,0 +1,89 @@
+import type { ChaosReport } from './audit.js'
+
+/** Sums the figures of many runs, for `npm run chaos`. */
+export interface ChaosTotals {
+  runs: number
+  messages: number
+  producerDuplicates: number
+  deliveries: number
+  invocations: number
+  lostAcks: number
+  handlerThrows: number
+  transientFailures: number
+  crashes: Record<string, number>
+  faultsInjected: Record<string, number>
+  faultsSurfaced: Record<string, number>
+  effects: number
+  duplicateEffects: Record<string, number>
+  lost: number
+  liveLocks: number
+  leftoverLocks: Record<string, number>
+  deadLettered: number
+  orderViolations: number
+  failedSeeds: number[]
+}
+
+const add = (into: Record<string, number>, from: Record<string, number>): void => {
+  for (const [k, v] of Object.entries(from)) into[k] = (into[k] ?? 0) + v
+}
+
+export const emptyTotals = (): ChaosTotals => ({
+  runs: 0, messages: 0, producerDuplicates: 0, deliveries: 0, invocations: 0, lostAcks: 0, handlerThrows: 0, transientFailures: 0,
+  crashes: {}, faultsInjected: {}, faultsSurfaced: {}, effects: 0, duplicateEffects: {}, lost: 0, liveLocks: 0, leftoverLocks: {},
+  deadLettered: 0, orderViolations: 0, failedSeeds: []
+})
+
+export const accumulate = (totals: ChaosTotals, report: ChaosReport): void => {
+  totals.runs++
+  totals.messages += report.messages
+  totals.producerDuplicates += report.producerDuplicates
+  totals.deliveries += report.deliveries
+  totals.invocations += report.invocations
+  totals.lostAcks += report.lostAcks
+  totals.handlerThrows += report.handlerThrows
+  totals.transientFailures += report.transientFailures
+  add(totals.crashes, report.crashes)
+  add(totals.faultsInjected, report.faultsInjected)
+  add(totals.faultsSurfaced, report.faultsSurfaced)
+  totals.effects += report.effects
+  for (const d of report.duplicateEffects) add(totals.duplicateEffects, { [d.cause]: 1 })
+  totals.lost += report.lost.length
+  totals.liveLocks += report.leftoverLocks.filter((l) => l.live).length
+  for (const l of report.leftoverLocks) add(totals.leftoverLocks, { [l.cause]: 1 })
+  totals.deadLettered += report.deadLettered
+  totals.orderViolations += report.orderViolations.length
+  if (report.violations.length > 0) totals.failedSeeds.push(report.seed)
+}
+
+const sum = (r: Record<string, number>): number => Object.values(r).reduce((a, b) => a + b, 0)
+const list = (r: Record<string, number>): string => Object.entries(r).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'
+
+/** One line per run. */
+export const describeRun = (r: ChaosReport): string =>
+  `seed ${r.seed} (${r.label}): ${r.messages} messages (${r.producerDuplicates} producer duplicates), ${r.invocations} invocations, ` +
+  `${sum(r.faultsInjected)} faults injected, ${sum(r.crashes)} crashes, ${r.lostAcks} lost acks, ${r.duplicateEffects.length} duplicate effects, ` +
+  `${r.lost.length} lost, ${r.leftoverLocks.filter((l) => l.live).length} live locks, ${r.deadLettered} dead-lettered` +
+  (r.violations.length === 0 ? '' : `\n  VIOLATIONS (replay with CHAOS_SEED=${r.seed}):\n  - ${r.violations.slice(0, 20).join('\n  - ')}`)
+
+export const describeTotals = (t: ChaosTotals): string => {
+  const explained = (t.duplicateEffects['crash-between-effect-and-completion'] ?? 0) + (t.duplicateEffects['completion-fault'] ?? 0)
+  return [
+    `runs:                      ${t.runs}`,
+    `messages:                  ${t.messages} (of which producer duplicates: ${t.producerDuplicates})`,
+    `deliveries / invocations:  ${t.deliveries} / ${t.invocations}`,
+    `lost acknowledgements:     ${t.lostAcks}`,
+    `handler throws:            ${t.handlerThrows}`,
+    `transient failures:        ${t.transientFailures}`,
+    `crashes:                   ${sum(t.crashes)} (${list(t.crashes)})`,
+    `DynamoDB faults injected:  ${sum(t.faultsInjected)} failing attempts (${list(t.faultsInjected)})`,
+    `  surfaced past retries:   ${sum(t.faultsSurfaced)} (${list(t.faultsSurfaced)})`,
+    `effects (charges):         ${t.effects}`,
+    `duplicate effects:         ${sum(t.duplicateEffects)} (explained by the physical limit: ${explained}; ${list(t.duplicateEffects)})`,
+    `messages lost:             ${t.lost}`,
+    `live locks left:           ${t.liveLocks}`,
+    `lapsed locks left:         ${sum(t.leftoverLocks)} (${list(t.leftoverLocks)})`,
+    `dead-lettered:             ${t.deadLettered}`,
+    `FIFO order violations:     ${t.orderViolations}`,
+    `seeds with violations:     ${t.failedSeeds.length === 0 ? 'none' : t.failedSeeds.join(', ')}`
+  ].join('\n')
+}

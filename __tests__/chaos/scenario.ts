@@ -1,0 +1,254 @@
+import type middy6 from '@middy/core'
+import type { SQSBatchResponse, SQSRecord } from 'aws-lambda'
+import { freshTable } from '../support/dynamodb.js'
+import { audit, type ChaosReport } from './audit.js'
+import { Consumer, NAMESPACE } from './consumer.js'
+import { newFaultCounters } from './dynamodb-faults.js'
+import { fateOf, type Rates } from './fates.js'
+import { Invocation, type CrashPhase, type Signal } from './invocation.js'
+import { Ledger } from './ledger.js'
+import { streamFor } from './prng.js'
+import { SqsQueue, type QueuedMessage } from './sqs-simulator.js'
+import { VirtualClock } from './virtual-clock.js'
+
+export interface ChaosConfig {
+  seed: number
+  /** Distinct payments sent (producer duplicates come on top). */
+  payments: number
+  fifo: boolean
+  /** FIFO only: message groups the payments are spread over. */
+  groups: number
+  consumers: number
+  batchSize: number
+  functionTimeoutMs: number
+  visibilityTimeoutMs: number
+  maxReceiveCount: number
+  /** Each consumer's clock is off by up to this much, either way. */
+  maxSkewMs: number
+  /** The SDK's maxAttempts on every DynamoDB client. */
+  sdkMaxAttempts: number
+  /** From this receive on, a failure is kept as FAILED instead of released. */
+  failFromAttempt: number
+  localCacheSize: number
+  rates: Rates
+  middy: typeof middy6
+  middyName: string
+  endpoint: string
+  /** Give up (and report a liveness failure) after this much virtual time. */
+  maxVirtualMs: number
+}
+
+export interface RunStats {
+  messages: number
+  producerDuplicates: number
+  invocations: number
+  deliveries: number
+  lostAcks: number
+  handlerThrows: number
+  transientFailures: number
+  permanentPayments: number
+  crashes: Map<CrashPhase, number>
+  virtualMs: number
+  stuck: boolean
+}
+
+interface Parked { consumer: Consumer, wakeAt: number, parks: number }
+
+/**
+ * One chaos run: payments are sent (some twice, by the producer), consumers poll the
+ * queue and run the real Middy stack against DynamoDB Local while the seed decides
+ * crashes, faults, lost answers and slow handlers; virtual time moves from event to event.
+ * Returns the audit of what happened.
+ */
+export const runChaos = async (config: ChaosConfig): Promise<ChaosReport> => {
+  const { seed, rates } = config
+  const clock = new VirtualClock()
+  const startedAt = clock.now()
+  const table = await freshTable()
+  const queue = new SqsQueue({
+    fifo: config.fifo,
+    visibilityTimeoutMs: config.visibilityTimeoutMs,
+    maxReceiveCount: config.maxReceiveCount,
+    batchSize: config.batchSize,
+    random: streamFor(seed, 'queue')
+  })
+  const ledger = new Ledger()
+  const counters = newFaultCounters()
+  const stats: RunStats = {
+    messages: 0, producerDuplicates: 0, invocations: 0, deliveries: 0, lostAcks: 0, handlerThrows: 0,
+    transientFailures: 0, permanentPayments: 0, crashes: new Map(), virtualMs: 0, stuck: false
+  }
+  const crashed = (phase: CrashPhase): void => { stats.crashes.set(phase, (stats.crashes.get(phase) ?? 0) + 1) }
+
+  // What the producer sends, and when: each payment once, some a second time later on.
+  const plan = streamFor(seed, 'producer')
+  const sends: Array<{ at: number, paymentId: string, amount: number, groupId?: string, duplicate: boolean }> = []
+  const permanent = new Set<string>()
+  for (let i = 1; i <= config.payments; i++) {
+    const paymentId = `pay-${i}`
+    const at = startedAt + i * plan.int(0, 40)
+    const amount = plan.int(100, 99_999)
+    const groupId = config.fifo ? `group-${plan.int(1, config.groups)}` : undefined
+    sends.push({ at, paymentId, amount, ...(groupId === undefined ? {} : { groupId }), duplicate: false })
+    if (plan.chance(rates.producerDuplicate)) {
+      sends.push({ at: at + plan.int(0, 2 * config.visibilityTimeoutMs), paymentId, amount, ...(groupId === undefined ? {} : { groupId }), duplicate: true })
+    }
+    if (plan.chance(rates.permanentFailure)) permanent.add(paymentId)
+  }
+  sends.sort((a, b) => a.at - b.at)
+  stats.permanentPayments = permanent.size
+
+  const groups = new Map<string, QueuedMessage[]>()
+  const byId = new Map<string, QueuedMessage>()
+  const paymentOf = (m: QueuedMessage): string => (JSON.parse(m.body) as { paymentId: string }).paymentId
+
+  /** The payment gateway: fails when the seed says so, otherwise charges the ledger. */
+  const charge = (record: SQSRecord, invocation: Invocation): void => {
+    const { paymentId } = JSON.parse(record.body) as { paymentId: string }
+    if (permanent.has(paymentId)) throw new Error(`card declined for ${paymentId} (permanent, injected)`)
+    if (streamFor(seed, 'transient', record.messageId, record.attributes.ApproximateReceiveCount).chance(rates.transientFailure)) {
+      stats.transientFailures++
+      throw new Error(`gateway unavailable for ${paymentId} (transient, injected)`)
+    }
+    const message = byId.get(record.messageId) as QueuedMessage
+    if (message.groupId !== undefined) {
+      const overtaken = (groups.get(message.groupId) ?? [])
+        .filter((m) => m.sequence < message.sequence && m.state !== 'dead-lettered' && !ledger.applied(paymentOf(m)))
+        .map((m) => m.messageId)
+      if (overtaken.length > 0) ledger.orderViolations.push({ paymentId, messageId: message.messageId, groupId: message.groupId, overtaken })
+    }
+    ledger.charge({
+      paymentId,
+      messageId: record.messageId,
+      ...(message.groupId === undefined ? {} : { groupId: message.groupId }),
+      sequence: message.sequence,
+      invocationId: invocation.id,
+      consumerId: invocation.consumerId,
+      at: clock.now()
+    })
+  }
+
+  const skews = streamFor(seed, 'skew')
+  const consumers = Array.from({ length: config.consumers }, (_, i) => new Consumer({
+    id: `consumer-${i + 1}`,
+    offsetMs: skews.int(-config.maxSkewMs, config.maxSkewMs),
+    clock,
+    endpoint: config.endpoint,
+    tableName: table.tableName,
+    middy: config.middy,
+    options: {
+      key: 'body.paymentId',
+      namespace: NAMESPACE,
+      // Longer than any run: expiry is not what this suite is about.
+      expiresAfterSeconds: 7 * 24 * 3600,
+      onFailure: (_error, { attempt }) => attempt >= config.failFromAttempt ? 'fail' : 'delete',
+      localCacheSize: config.localCacheSize,
+      logger: false
+    },
+    faults: { seed, rate: rates.dynamoFault, maxAttempts: config.sdkMaxAttempts },
+    counters,
+    charge
+  }))
+
+  const invocations = new Map<string, Invocation>()
+  const parked = new Map<Invocation, Parked>()
+
+  /** What the scheduler does with the signal an invocation gave when it stopped running. */
+  const handle = async (consumer: Consumer, invocation: Invocation, signal: Signal, parks: number): Promise<void> => {
+    switch (signal.kind) {
+      case 'parked':
+        parked.set(invocation, { consumer, wakeAt: signal.wakeAt, parks: parks + 1 })
+        return
+      case 'settled': {
+        consumer.finish()
+        const lost = invocation.fate.lostAck
+        if (lost) stats.lostAcks++
+        // A rejected invocation (or a lost answer) deletes nothing: the whole batch comes back.
+        queue.settle(invocation.delivery, lost || signal.error !== undefined ? undefined : signal.response as SQSBatchResponse)
+        return
+      }
+      case 'crashed':
+        crashed(signal.phase)
+        await invocation.quiescent()
+        consumer.finish()
+        consumer.coldStart()
+    }
+  }
+
+  let nextSend = 0
+  for (;;) {
+    const now = clock.now()
+    while (nextSend < sends.length && (sends[nextSend]?.at ?? Infinity) <= now) {
+      const send = sends[nextSend++] as (typeof sends)[number]
+      const message = queue.send({ paymentId: send.paymentId, amount: send.amount }, now, send.groupId)
+      byId.set(message.messageId, message)
+      if (message.groupId !== undefined) groups.set(message.groupId, [...(groups.get(message.groupId) ?? []), message])
+      stats.messages++
+      if (send.duplicate) stats.producerDuplicates++
+    }
+
+    // Parked handlers whose time has come wake up; those past their deadline are killed by Lambda.
+    const due = [...parked].filter(([inv, p]) => Math.min(p.wakeAt, inv.deadline) <= now)
+      .sort(([a, p], [b, q]) => p.wakeAt - q.wakeAt || a.id.localeCompare(b.id))
+    for (const [invocation, p] of due) {
+      parked.delete(invocation)
+      if (p.wakeAt > invocation.deadline) {
+        const phase: CrashPhase = p.parks > 1 ? 'timeout-after-effects' : 'timeout-before-effects'
+        invocation.kill(phase)
+        crashed(phase)
+        p.consumer.finish()
+        p.consumer.coldStart()
+        continue
+      }
+      invocation.resume()
+      await handle(p.consumer, invocation, await invocation.next(), p.parks)
+    }
+
+    // Idle consumers poll until the queue has nothing visible for them.
+    const pollOrder = streamFor(seed, 'poll', now)
+    for (let polled = true; polled;) {
+      polled = false
+      for (const consumer of pollOrder.shuffle(consumers)) {
+        if (consumer.current !== undefined) continue
+        const delivery = queue.receive(now)
+        if (delivery === undefined) continue
+        polled = true
+        stats.deliveries += delivery.records.length
+        const id = `inv-${++stats.invocations}`
+        const invocation = new Invocation({
+          id,
+          consumerId: consumer.id,
+          delivery,
+          startedAt: now,
+          deadline: now + config.functionTimeoutMs,
+          fate: fateOf(seed, id, delivery.records.length, rates, config.functionTimeoutMs)
+        })
+        if (invocation.fate.throwAtEntry && invocation.fate.crash === undefined) stats.handlerThrows++
+        invocations.set(id, invocation)
+        consumer.start(invocation)
+        await handle(consumer, invocation, await invocation.next(), 0)
+      }
+    }
+
+    if (nextSend >= sends.length && queue.drained() && parked.size === 0) break
+    const next = Math.min(
+      sends[nextSend]?.at ?? Infinity,
+      queue.nextVisibleAt(now) ?? Infinity,
+      ...[...parked].map(([inv, p]) => Math.min(p.wakeAt, inv.deadline))
+    )
+    if (!Number.isFinite(next) || next - startedAt > config.maxVirtualMs) {
+      stats.stuck = true
+      break
+    }
+    clock.advanceTo(next)
+  }
+  stats.virtualMs = clock.now() - startedAt
+
+  // Past every lease (a lease ends at its owner's deadline, in its owner's skewed clock).
+  const lastDeadline = Math.max(clock.now(), ...[...invocations.values()].map((i) => i.deadline))
+  clock.advanceTo(lastDeadline + 2 * config.maxSkewMs + 1000)
+  const items = await table.items()
+  for (const consumer of consumers) consumer.destroy()
+  await table.drop()
+  return audit({ config, stats, queue, ledger, invocations, consumers, items, counters, now: clock.now() })
+}
