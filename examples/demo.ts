@@ -106,7 +106,7 @@ const summarise = (demo: Harness): void => {
   const accepted = payments.filter((id) => !declined.has(id))
   console.log(`\nSummary: ${payments.length} payments in ${demo.reports.length} deliveries; ${demo.gateway.ledger.length} charges — ` +
     `${accepted.length === payments.length ? 'every payment' : `each of the ${accepted.length} accepted payments`} charged exactly once` +
-    (declined.size === 0 ? '.' : `, ${[...declined].join(', ')} declined once and never retried.`))
+    (declined.size === 0 ? '.' : `, ${[...declined].join(', ')} declined once and never sent to the gateway again.`))
 }
 
 const main = async (): Promise<number> => {

@@ -9,18 +9,21 @@ import { table } from './print.js'
 import { batch, lambdaContext } from './sqs-messages.js'
 import { scanItems, storedReceipts } from './table-items.js'
 
-/** Where the middleware's log entries go: failure reasons to the invocation that logged them. */
-const observingLogger: IdempotencyLogger = {
-  warn: (entry) => { note(entry) },
-  error: (entry) => { note(entry) }
-}
-
-function note (entry: unknown): void {
+/**
+ * Why a record was reported failed reaches us two ways: through sqsPartialBatchFailure's
+ * logger when the handler ran (its `after` maps the results), and through the
+ * middleware's own logger (`{ messageId, error }`) when no record of the batch could run,
+ * since the handler and every `after` are then skipped. Both land in the observation of
+ * the invocation that logged them; anything else the middleware says is kept as a note.
+ */
+const note = (entry: unknown): void => {
   const seen = currentObservation()
   const { messageId, error, message } = (entry ?? {}) as { messageId?: string, error?: unknown, message?: string }
   if (messageId !== undefined && error !== undefined) seen?.reasons.set(messageId, error)
   else seen?.notes.push(message ?? String(entry))
 }
+
+const observingLogger: IdempotencyLogger = { warn: note, error: note }
 
 export interface Invocation { records: SQSRecord[], response: SQSBatchResponse, seen: Observation }
 

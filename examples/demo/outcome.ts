@@ -43,7 +43,7 @@ export const reportOf = (record: SQSRecord, { response, seen, storedReceipts, fa
   }
   if (!returnedToQueue) {
     const receipt = storedReceipts.get(paymentId)
-    return report('replayed', `stored receipt ${receipt?.chargeId ?? '(none found)'} returned, card not charged`)
+    return report('replayed', `done before (receipt ${receipt?.chargeId ?? 'not found'} on record), gateway not called`)
   }
   const reason = seen.reasons.get(record.messageId)
   if (reason instanceof IdempotencyInProgressError) return report('conflict', 'being charged by another invocation right now')
