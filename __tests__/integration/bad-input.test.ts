@@ -1,0 +1,353 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
+import {
+  BatchGetItemCommand,
+  DeleteItemCommand,
+  DynamoDBServiceException,
+  PutItemCommand,
+  ScanCommand,
+  UpdateItemCommand,
+  type PutItemCommandInput
+} from '@aws-sdk/client-dynamodb'
+import type { SQSEvent, SQSRecord } from 'aws-lambda'
+import { mockClient } from 'aws-sdk-client-mock'
+import { createIdempotencyTable } from '../../scripts/dynamodb-local.mjs'
+import {
+  DynamoDBStore,
+  idempotency,
+  IdempotencyConfigError,
+  IdempotencyHeldBackError,
+  IdempotencyKeyError,
+  IdempotencyResponseError,
+  IdempotencyStoreError,
+  MemoryStore,
+  type IdempotencyOptions,
+  type IdempotencyStore
+} from '../../src/index.js'
+import { MAX_RESPONSE_BYTES } from '../../src/lifecycle/response.js'
+import { storedKey } from '../../src/lifecycle/key.js'
+import { freshTable, localClient } from '../support/dynamodb.js'
+import { middyVersions, sqsPartialBatchFailure } from '../support/middy.js'
+import { failedIds, lambdaContext, sqsEvent, sqsRecord } from '../support/sqs.js'
+
+/**
+ * The bad-input catalogue (DESIGN §5): each bad input gives a clear error on the record
+ * concerned (its class, and a message naming what was wrong), loses nothing (the
+ * neighbours in the batch run and complete) and locks nothing (no IN_PROGRESS item is
+ * left for the bad record). Real Middy, `sqsPartialBatchFailure` then `idempotency`, on
+ * DynamoDB Local.
+ */
+
+type Table = Awaited<ReturnType<typeof freshTable>>
+type Work = (record: SQSRecord) => Promise<unknown>
+
+const ok: Work = async (record) => `done ${record.messageId}`
+
+/** `ok` for every record but one, whose result is `result`. */
+const answering = (bad: SQSRecord, result: () => unknown): Work => async (record) =>
+  record.messageId === bad.messageId ? result() : await ok(record)
+
+describe.each(middyVersions)('bad input, %s', (_, middy) => {
+  let table: Table
+  beforeAll(async () => { table = await freshTable() }, 30_000)
+  afterAll(async () => { await table.drop() })
+
+  /**
+   * The README's consumer. Every reason a record is reported failed for is kept by
+   * messageId: `sqsPartialBatchFailure` logs them when the handler ran; when no record
+   * could run, the middleware answers early (DESIGN §3.7) and its own logger tells them.
+   */
+  const consumer = (options: Partial<IdempotencyOptions> = {}, work: Work = ok) => {
+    const namespace = `bad-${Math.random().toString(36).slice(2, 10)}`
+    const reasons = new Map<string, unknown>()
+    const logged: unknown[] = []
+    const keep = (entry: unknown): void => {
+      logged.push(entry)
+      const { messageId, error } = (entry ?? {}) as { messageId?: string, error?: unknown }
+      if (messageId !== undefined) reasons.set(messageId, error)
+    }
+    const ran: string[] = []
+    const handler = middy<SQSEvent>()
+      .use(sqsPartialBatchFailure({ logger: (reason, record: SQSRecord) => { reasons.set(record.messageId, reason) } }))
+      .use(idempotency({ store: table.store, namespace, logger: { warn: keep, error: keep }, ...options }))
+      .handler(async (event) => await Promise.allSettled(event.Records.map(async (record) => {
+        ran.push(record.messageId)
+        return await work(record)
+      })))
+    return {
+      handler,
+      namespace,
+      reasons,
+      logged,
+      ran,
+      invoke: async (records: SQSRecord[]) => await handler(sqsEvent(records), lambdaContext()),
+      items: async () => (await table.items()).filter((item) => String(item.idempotencyKey).startsWith(`${namespace}#`))
+    }
+  }
+
+  /**
+   * The common promise: only `bad` is reported failed, with an error of `errorClass`
+   * whose message matches `message`; every neighbour ran once and is COMPLETED with its
+   * response; and no record of this consumer is left IN_PROGRESS.
+   */
+  const expectOnlyBadFailed = async (
+    run: ReturnType<typeof consumer>, records: SQSRecord[], bad: SQSRecord,
+    errorClass: new (...args: never[]) => Error, message: RegExp
+  ): Promise<Error> => {
+    const response = await run.invoke(records)
+    expect(failedIds(response)).toEqual([bad.messageId])
+    const reason = run.reasons.get(bad.messageId) as Error
+    expect(reason).toBeInstanceOf(errorClass)
+    expect(reason.message).toMatch(message)
+    const neighbours = records.filter((r) => r !== bad)
+    expect(run.ran.filter((id) => id !== bad.messageId)).toEqual(neighbours.map((r) => r.messageId))
+    const items = await run.items()
+    expect(items.filter((i) => i.status === 'IN_PROGRESS')).toEqual([])
+    const completed = items.filter((i) => i.status === 'COMPLETED').map((i) => JSON.parse(String(i.responseData)))
+    expect(completed.sort()).toEqual(neighbours.map((r) => `done ${r.messageId}`).sort())
+    return reason
+  }
+
+  /** A batch with the bad record in the middle, so that both its neighbours matter. */
+  const batchAround = (bad: SQSRecord): SQSRecord[] => [sqsRecord({ orderId: 'o-before' }), bad, sqsRecord({ orderId: 'o-after' })]
+
+  describe('keys', () => {
+    test('a body that is not JSON, when the key path reads into it, fails that record with IdempotencyKeyError', async () => {
+      const bad = sqsRecord('orderId=42, not JSON')
+      const run = consumer({ key: 'body.orderId' })
+      const reason = await expectOnlyBadFailed(run, batchAround(bad), bad, IdempotencyKeyError, /body\.orderId.*not JSON/)
+      expect(reason.message).toContain(bad.messageId)
+      expect(run.ran).not.toContain(bad.messageId)
+    })
+
+    test('a record without the key fails with IdempotencyKeyError and is never run unprotected', async () => {
+      const bad = sqsRecord({ amount: 3 })
+      const run = consumer({ key: 'body.orderId' })
+      const reason = await expectOnlyBadFailed(run, batchAround(bad), bad, IdempotencyKeyError, /key is empty/)
+      expect(reason.message).toContain(bad.messageId)
+      expect(run.ran).not.toContain(bad.messageId)
+    })
+
+    test('a key function that throws fails that record with IdempotencyKeyError carrying the thrown error', async () => {
+      const bad = sqsRecord({ tenant: null })
+      const thrown = new Error('no tenant on this message')
+      const run = consumer({
+        key: (record: SQSRecord) => {
+          const { tenant, orderId } = JSON.parse(record.body) as { tenant?: string | null, orderId?: string }
+          if (tenant === null) throw thrown
+          return orderId
+        }
+      })
+      const reason = await expectOnlyBadFailed(run, batchAround(bad), bad, IdempotencyKeyError, /key function threw: no tenant on this message/)
+      expect(reason.cause).toBe(thrown)
+      expect(run.ran).not.toContain(bad.messageId)
+    })
+  })
+
+  test('in a FIFO batch, a record without a key holds back only the rest of its message group', async () => {
+    const run = consumer({ key: 'body.orderId' })
+    const first = sqsRecord({ orderId: 'f-1' }, { groupId: 'g-a' })
+    const bad = sqsRecord({ amount: 1 }, { groupId: 'g-a' })
+    const later = sqsRecord({ orderId: 'f-3' }, { groupId: 'g-a' })
+    const otherGroup = sqsRecord({ orderId: 'f-4' }, { groupId: 'g-b' })
+    const response = await run.invoke([first, bad, later, otherGroup])
+    // The later record of the bad record's group waits for it (order is kept); nothing else does.
+    expect(failedIds(response)).toEqual([bad.messageId, later.messageId])
+    expect(run.reasons.get(bad.messageId)).toBeInstanceOf(IdempotencyKeyError)
+    expect(run.reasons.get(later.messageId)).toBeInstanceOf(IdempotencyHeldBackError)
+    expect(run.ran).toEqual([first.messageId, otherGroup.messageId])
+    const items = await run.items()
+    expect(items.map((i) => i.status)).toEqual(['COMPLETED', 'COMPLETED'])
+  })
+
+  describe('responses that cannot be stored', () => {
+    /** The work happened, so the record is kept as FAILED (never re-run) with the response error. */
+    const expectStoredAsFailed = async (run: ReturnType<typeof consumer>): Promise<void> => {
+      const failed = (await run.items()).filter((i) => i.status === 'FAILED')
+      expect(failed).toHaveLength(1)
+      expect(failed[0]?.error).toEqual({ name: { S: 'IdempotencyResponseError' }, message: { S: expect.stringContaining('cannot be stored') } })
+    }
+
+    test('a response over the 400 KB item limit fails that record with IdempotencyResponseError', async () => {
+      const bad = sqsRecord({ orderId: 'o-big' })
+      const run = consumer({}, answering(bad, () => 'x'.repeat(410 * 1024)))
+      await expectOnlyBadFailed(run, batchAround(bad), bad, IdempotencyResponseError, /bytes of JSON.*400 KB/)
+      await expectStoredAsFailed(run)
+    })
+
+    test('the largest response the limit accepts does fit in a DynamoDB item', async () => {
+      const largest = 'x'.repeat(MAX_RESPONSE_BYTES - 2) // its JSON adds two quotes
+      const record = sqsRecord({ orderId: 'o-largest' })
+      const run = consumer({}, async () => largest)
+      expect(await run.invoke([record])).toEqual({ batchItemFailures: [] })
+      const items = await run.items()
+      expect(items.map((i) => i.status)).toEqual(['COMPLETED'])
+      expect(JSON.parse(String(items[0]?.responseData))).toBe(largest)
+    })
+
+    test('a BigInt in the response fails that record with IdempotencyResponseError naming where it is', async () => {
+      const bad = sqsRecord({ orderId: 'o-bigint' })
+      const run = consumer({}, answering(bad, () => ({ charged: { amount: 10n } })))
+      await expectOnlyBadFailed(run, batchAround(bad), bad, IdempotencyResponseError, /\$\.charged\.amount is a BigInt/)
+      await expectStoredAsFailed(run)
+    })
+
+    test('a circular response fails that record with IdempotencyResponseError naming the cycle', async () => {
+      const bad = sqsRecord({ orderId: 'o-cycle' })
+      const cyclic: Record<string, unknown> = { id: 1 }
+      cyclic.self = cyclic
+      const run = consumer({}, answering(bad, () => cyclic))
+      await expectOnlyBadFailed(run, batchAround(bad), bad, IdempotencyResponseError, /\$\.self is a circular reference/)
+      await expectStoredAsFailed(run)
+    })
+
+    test('a class instance as response fails that record with IdempotencyResponseError naming the class', async () => {
+      class Receipt { constructor (readonly id: string) {} }
+      const bad = sqsRecord({ orderId: 'o-class' })
+      const run = consumer({}, answering(bad, () => new Receipt('r-1')))
+      await expectOnlyBadFailed(run, batchAround(bad), bad, IdempotencyResponseError, /instance of Receipt, not plain data/)
+      await expectStoredAsFailed(run)
+    })
+  })
+
+  describe('events', () => {
+    const eventBridge = { 'detail-type': 'OrderPlaced', source: 'shop', detail: { orderId: 'o-1' } } as unknown as SQSEvent
+
+    test("an event that is not SQS, in mode 'sqs', is refused with IdempotencyConfigError before anything runs", async () => {
+      const ran: unknown[] = []
+      const handler = middy<SQSEvent>()
+        .use(idempotency({ store: table.store, mode: 'sqs', logger: false }))
+        .handler(async (event) => { ran.push(event); return [] })
+      const refusal = handler(eventBridge, lambdaContext())
+      await expect(refusal).rejects.toThrow(IdempotencyConfigError)
+      await expect(refusal).rejects.toThrow(/mode 'sqs' expects an SQS event/)
+      expect(ran).toEqual([])
+    })
+
+    test("an event that is not SQS, in mode 'sqs', behind sqsPartialBatchFailure runs nothing and writes nothing", async () => {
+      const run = consumer({ mode: 'sqs' })
+      await run.handler(eventBridge, lambdaContext())
+      expect(run.ran).toEqual([])
+      expect(await run.items()).toEqual([])
+    })
+
+    test('an empty Records answers with no failures, without calling the handler or writing anything', async () => {
+      const run = consumer({ mode: 'sqs' })
+      expect(await run.invoke([])).toEqual({ batchItemFailures: [] })
+      expect(run.ran).toEqual([])
+      expect(await run.items()).toEqual([])
+    })
+  })
+
+  describe('tables', () => {
+    /** A consumer on another store: every record fails with a store error and none runs unprotected. */
+    const expectEveryRecordFails = async (store: IdempotencyStore, message: RegExp): Promise<void> => {
+      const run = consumer({ store })
+      const records = [sqsRecord({ orderId: 'o-1' }), sqsRecord({ orderId: 'o-2' })]
+      const response = await run.invoke(records)
+      expect(failedIds(response)).toEqual(records.map((r) => r.messageId))
+      for (const record of records) {
+        const reason = run.reasons.get(record.messageId) as IdempotencyStoreError
+        expect(reason).toBeInstanceOf(IdempotencyStoreError)
+        expect(reason.operation).toBe('claim')
+        expect(reason.message).toMatch(message)
+      }
+      expect(run.ran).toEqual([])
+    }
+
+    test('a table that does not exist fails every record with IdempotencyStoreError naming the table', async () => {
+      const tableName = `missing-${Math.random().toString(36).slice(2, 10)}`
+      const store = new DynamoDBStore({ tableName, client: localClient() })
+      await expectEveryRecordFails(store, new RegExp(`table ${tableName} does not exist`))
+    })
+
+    test('a table with another key schema fails every record with IdempotencyStoreError naming the table and the expected key', async () => {
+      const client = localClient()
+      const tableName = `wrong-key-${Math.random().toString(36).slice(2, 10)}`
+      await createIdempotencyTable(client, tableName, { keyAttr: 'id' })
+      const store = new DynamoDBStore({ tableName, client })
+      await expectEveryRecordFails(store, new RegExp(`key schema of table ${tableName} does not match: expected partition key idempotencyKey`))
+      expect((await client.send(new ScanCommand({ TableName: tableName }))).Items).toEqual([])
+    })
+
+    test('AccessDenied on one key fails only that record, with IdempotencyStoreError naming dynamodb:PutItem', async () => {
+      const bad = sqsRecord({ orderId: 'o-denied' })
+      const records = batchAround(bad)
+      // A client whose requests go to DynamoDB Local, except a PutItem of the bad record's key,
+      // which is refused as IAM would (a dynamodb:LeadingKeys condition, say).
+      const denied = localClient()
+      const real = localClient()
+      const mock = mockClient(denied)
+      let deniedKey = ''
+      const refusal = new DynamoDBServiceException({
+        name: 'AccessDeniedException',
+        $fault: 'client',
+        $metadata: { httpStatusCode: 400 },
+        message: `User: arn:aws:sts::123456789012:assumed-role/consumer/fn is not authorized to perform: dynamodb:PutItem on resource: ${table.tableName}`
+      })
+      mock.on(PutItemCommand).callsFake(async (input: PutItemCommandInput) => {
+        if (input.Item?.idempotencyKey?.S === deniedKey) throw refusal
+        return await real.send(new PutItemCommand(input))
+      })
+      mock.on(UpdateItemCommand).callsFake(async (input) => await real.send(new UpdateItemCommand(input)))
+      mock.on(DeleteItemCommand).callsFake(async (input) => await real.send(new DeleteItemCommand(input)))
+      mock.on(BatchGetItemCommand).callsFake(async (input) => await real.send(new BatchGetItemCommand(input)))
+      try {
+        const run = consumer({ store: new DynamoDBStore({ tableName: table.tableName, client: denied }) })
+        deniedKey = storedKey(run.namespace, bad.messageId)
+        const reason = await expectOnlyBadFailed(run, records, bad, IdempotencyStoreError, /access denied.*dynamodb:PutItem/)
+        expect((reason as IdempotencyStoreError).operation).toBe('claim')
+        expect(reason.cause).toBe(refusal)
+        expect(run.ran).not.toContain(bad.messageId)
+      } finally {
+        mock.restore()
+      }
+    })
+  })
+})
+
+describe('invalid options are refused at construction with IdempotencyConfigError naming the option', () => {
+  const store = new MemoryStore()
+
+  /** Every bad value of `option` must be refused, and the message must name the option. */
+  const refused = (option: keyof IdempotencyOptions, values: unknown[]): void => {
+    for (const value of values) {
+      const build = (): unknown => idempotency({ store, [option]: value } as unknown as IdempotencyOptions)
+      expect(build).toThrow(IdempotencyConfigError)
+      expect(build).toThrow(new RegExp(`\\b${option}\\b`))
+    }
+  }
+
+  test('store', () => {
+    for (const bad of [undefined, null, {}, { claim: async () => undefined }, 'IdempotencyStore']) {
+      const build = (): unknown => idempotency({ store: bad } as unknown as IdempotencyOptions)
+      expect(build).toThrow(IdempotencyConfigError)
+      expect(build).toThrow(/\bstore\b/)
+    }
+  })
+  test('key', () => { refused('key', ['', 42, {}, 'body..orderId', 'body[']) })
+  test('payload', () => { refused('payload', ['', 42, true, 'body[']) })
+  test('expiresAfterSeconds', () => { refused('expiresAfterSeconds', [0, -1, 1.5, '3600', Number.NaN, Number.POSITIVE_INFINITY]) })
+  test('onFailure', () => { refused('onFailure', ['retry', '', 1, null]) })
+  test('namespace', () => { refused('namespace', ['', 7, {}]) })
+  test('mode', () => { refused('mode', ['batch', 'SQS', '', 1]) })
+  test('concurrency', () => { refused('concurrency', [0, -2, 2.5, '8', Number.POSITIVE_INFINITY]) })
+  test('localCacheSize', () => { refused('localCacheSize', [-1, 0.5, '10', Number.NaN]) })
+  test('logger', () => { refused('logger', [{}, { warn: () => {} }, true, 'console', null]) })
+  test('now', () => { refused('now', [Date.now(), 'Date.now', {}]) })
+
+  test("DynamoDBStore's tableName", () => {
+    for (const bad of [undefined, '', 42]) {
+      const build = (): unknown => new DynamoDBStore({ tableName: bad } as unknown as ConstructorParameters<typeof DynamoDBStore>[0])
+      expect(build).toThrow(IdempotencyConfigError)
+      expect(build).toThrow(/\btableName\b/)
+    }
+  })
+
+  test("DynamoDBStore's client", () => {
+    for (const bad of [{}, 'client', { send: 'not a function' }, null]) {
+      const build = (): unknown => new DynamoDBStore({ tableName: 'IdempotencyStore', client: bad } as unknown as ConstructorParameters<typeof DynamoDBStore>[0])
+      expect(build).toThrow(IdempotencyConfigError)
+      expect(build).toThrow(/\bclient\b/)
+    }
+  })
+})
