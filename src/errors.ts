@@ -40,7 +40,8 @@ export class IdempotencyInProgressError extends IdempotencyError {
   readonly leaseExpiresAt?: number
 
   constructor (key: string, leaseExpiresAt?: number) {
-    super(`key ${key} is being processed by another invocation` +
+    // The message may reach an HTTP client (`expose`): the stored key, which names the function, stays in `.key`.
+    super('this request is being processed by another invocation' +
       (leaseExpiresAt === undefined ? '' : ` (its lease runs until ${new Date(leaseExpiresAt).toISOString()})`), { key })
     this.name = 'IdempotencyInProgressError'
     if (leaseExpiresAt !== undefined) this.leaseExpiresAt = leaseExpiresAt
@@ -62,7 +63,7 @@ export class IdempotencyPayloadMismatchError extends IdempotencyError {
   readonly expose = true
 
   constructor (key: string) {
-    super(`key ${key} was already used with a different payload`, { key })
+    super('this idempotency key was already used with a different payload', { key })
     this.name = 'IdempotencyPayloadMismatchError'
   }
 }
@@ -101,6 +102,10 @@ export class IdempotencyFailedError extends IdempotencyError {
  * ```
  */
 export class IdempotencyKeyError extends IdempotencyError {
+  /** 400: for a whole HTTP event, a missing key is the client's mistake. */
+  readonly statusCode = 400
+  readonly expose = true
+
   constructor (message: string, cause?: unknown) {
     super(message, { cause })
     this.name = 'IdempotencyKeyError'

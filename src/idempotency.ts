@@ -46,7 +46,7 @@ export const idempotency = (options: IdempotencyOptions): IdempotencyMiddleware 
   }
   const selection = (mode: 'sqs' | 'event') => {
     const key = compileSelector(resolved.key ?? (mode === 'sqs' ? 'messageId' : wholeUnit), 'key')
-    const payload = resolved.payload === false ? undefined : compileSelector(resolved.payload ?? (mode === 'sqs' ? 'body' : wholeUnit), 'payload')
+    const payload = resolved.payload === false ? undefined : compileSelector(resolved.payload ?? (mode === 'sqs' ? 'body' : eventPayload), 'payload')
     return { namespace: resolved.namespace, key, ...(payload === undefined ? {} : { payload }) }
   }
   const sqs = sqsBatchAdapter(config, selection('sqs'), resolved.concurrency)
@@ -68,3 +68,12 @@ export const idempotency = (options: IdempotencyOptions): IdempotencyMiddleware 
 }
 
 const wholeUnit = (unit: unknown): unknown => unit
+
+/**
+ * The default payload of a whole event: the event itself, except for HTTP events (API
+ * Gateway, ALB, function URLs), whose `requestContext` (request id, time) and headers
+ * change on every retry — hashing them would refuse every retry as a mismatch — so
+ * their `body` is compared instead.
+ */
+const eventPayload = (event: unknown): unknown =>
+  typeof event === 'object' && event !== null && 'requestContext' in event ? (event as { body?: unknown }).body : event

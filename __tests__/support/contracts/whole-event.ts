@@ -122,6 +122,22 @@ export const describeWholeEvent = (storeName: string, makeStore: () => Promise<S
       expect(await records()).toEqual([expect.objectContaining({ status: 'IN_PROGRESS' })])
     })
 
+    test('an HTTP retry (new requestContext and headers, same body) is a replay; another body is a 422', async () => {
+      const { store } = await makeStore()
+      const calls = jest.fn(async () => ({ statusCode: 201, body: '{"id":1}' }))
+      const handler = middy<Record<string, unknown>, unknown>()
+        .use(idempotency({ store, key: 'headers.idempotency-key', logger: false }))
+        .handler(calls)
+      const request = (requestId: string, body: string) => ({
+        headers: { 'idempotency-key': 'k-1', 'x-amzn-trace-id': requestId }, body, requestContext: { requestId, timeEpoch: Date.now() }
+      })
+      await handler(request('r-1', '{"amount":5}'), lambdaContext())
+      expect(await handler(request('r-2', '{"amount":5}'), lambdaContext())).toEqual({ statusCode: 201, body: '{"id":1}' })
+      await expect(handler(request('r-3', '{"amount":6}'), lambdaContext())).rejects.toMatchObject({ name: 'IdempotencyPayloadMismatchError', statusCode: 422 })
+      await expect(handler({ headers: {}, body: '{}', requestContext: {} }, lambdaContext())).rejects.toMatchObject({ name: 'IdempotencyKeyError', statusCode: 400 })
+      expect(calls).toHaveBeenCalledTimes(1)
+    })
+
     test('the default key is the whole event, hashed', async () => {
       const { store } = await makeStore()
       const calls = jest.fn(async () => 'ok')
