@@ -12,6 +12,8 @@ export interface Row {
   rounds: number
   medianMs: number
   p95Ms: number
+  /** Median CPU time of the Node process per batch. */
+  cpuMs: number
   requestsPerRecord: number
   /** e.g. "Put 1 + Update 1" per record. */
   breakdown: string
@@ -40,6 +42,7 @@ export const summarise = (implementation: Implementation, workload: Workload, si
     rounds: samples.length,
     medianMs: median(samples.map((s) => s.ms)),
     p95Ms: percentile(samples.map((s) => s.ms), 95),
+    cpuMs: median(samples.map((s) => s.cpuMs)),
     requestsPerRecord: perRecord((s) => Object.values(s.attempts).reduce((a, b) => a + b, 0)),
     breakdown: operations.map((op) => `${short(op)} ${fmt(perRecord((s) => s.attempts[op] ?? 0), 3)}`).join(' + '),
     writeUnitsPerRecord,
@@ -65,9 +68,9 @@ export const table = (header: string[], rows: string[][]): string =>
   ].join('\n')
 
 export const rowsTable = (rows: Row[]): string => table(
-  ['impl', 'workload', 'batch', 'rounds', 'median ms', 'p95 ms', 'req/rec', 'requests per record', 'WCU/rec', 'RCU/rec', '$ per 1M rec', 'failed/batch', 'ran/batch', 'max in flight'],
+  ['impl', 'workload', 'batch', 'rounds', 'median ms', 'p95 ms', 'node CPU ms', 'req/rec', 'requests per record', 'WCU/rec', 'RCU/rec', '$ per 1M rec', 'failed/batch', 'ran/batch', 'max in flight'],
   rows.map((r) => [
-    r.implementation, r.workload, String(r.size), String(r.rounds), fmt(r.medianMs, 1), fmt(r.p95Ms, 1), fmt(r.requestsPerRecord, 3), r.breakdown,
+    r.implementation, r.workload, String(r.size), String(r.rounds), fmt(r.medianMs, 1), fmt(r.p95Ms, 1), fmt(r.cpuMs, 1), fmt(r.requestsPerRecord, 3), r.breakdown,
     `${fmt(r.writeUnitsPerRecord, 3)}${r.computed ? '*' : ''}`, fmt(r.readUnitsPerRecord, 3), `$${fmt(r.costPerMillion, 3)}`,
     fmt(r.failedPerBatch, 1), fmt(r.runsPerBatch, 1), String(r.maxInFlight)
   ])
@@ -78,9 +81,9 @@ export const ratio = (ours: number, theirs: number): number => theirs === 0 ? (o
 export const ratiosTable = (rows: Row[]): string => {
   const pairs = rows.filter((r) => r.implementation === 'ours').map((o) => [o, rows.find((t) => t.implementation === 'theirs' && t.workload === o.workload && t.size === o.size) as Row] as const)
   return table(
-    ['workload', 'batch', 'median', 'p95', 'requests', 'capacity units', 'cost'],
+    ['workload', 'batch', 'median', 'p95', 'node CPU', 'requests', 'capacity units', 'cost'],
     pairs.map(([o, t]) => [
-      o.workload, String(o.size), fmt(ratio(o.medianMs, t.medianMs)), fmt(ratio(o.p95Ms, t.p95Ms)), fmt(ratio(o.requestsPerRecord, t.requestsPerRecord), 3),
+      o.workload, String(o.size), fmt(ratio(o.medianMs, t.medianMs)), fmt(ratio(o.p95Ms, t.p95Ms)), fmt(ratio(o.cpuMs, t.cpuMs)), fmt(ratio(o.requestsPerRecord, t.requestsPerRecord), 3),
       fmt(ratio(o.writeUnitsPerRecord + o.readUnitsPerRecord, t.writeUnitsPerRecord + t.readUnitsPerRecord), 3), fmt(ratio(o.costPerMillion, t.costPerMillion), 3)
     ])
   )

@@ -30,6 +30,8 @@ export interface Sample {
   failed: number
   /** Times the business function ran. */
   runs: number
+  /** CPU time of this Node process (user + system) during the batch: the client-side cost, whatever DynamoDB Local's speed. */
+  cpuMs: number
 }
 
 export interface Contender {
@@ -66,9 +68,11 @@ export const runRound = async (admin: DynamoDBClient, contender: Contender, work
     }
     resetMeter(contender.meter)
     const runsBefore = workCounter.runs
+    const cpuBefore = process.cpuUsage()
     const start = performance.now()
     const response = await invoke(round.timed, context)
     const ms = performance.now() - start
+    const cpu = process.cpuUsage(cpuBefore)
     const meter = contender.meter
     return {
       ms,
@@ -79,7 +83,8 @@ export const runRound = async (admin: DynamoDBClient, contender: Contender, work
       readUnits: meter.reported.read + meter.computed.read,
       computedWriteUnits: meter.computed.write,
       failed: failedCount(response),
-      runs: workCounter.runs - runsBefore
+      runs: workCounter.runs - runsBefore,
+      cpuMs: (cpu.user + cpu.system) / 1000
     }
   } finally {
     await dropTable(admin, tableName)
