@@ -47,7 +47,10 @@ export const idempotency = (options: IdempotencyOptions): IdempotencyMiddleware 
   const selection = (mode: 'sqs' | 'event') => {
     const key = compileSelector(resolved.key ?? (mode === 'sqs' ? 'messageId' : wholeUnit), 'key')
     const payload = resolved.payload === false ? undefined : compileSelector(resolved.payload ?? (mode === 'sqs' ? 'body' : eventPayload), 'payload')
-    return { namespace: resolved.namespace, key, ...(payload === undefined ? {} : { payload }) }
+    const keyName = typeof resolved.key === 'string'
+      ? `key path "${resolved.key}"`
+      : resolved.key === undefined ? (mode === 'sqs' ? 'key path "messageId"' : 'the event') : 'the key function'
+    return { namespace: resolved.namespace, key, keyName, ...(payload === undefined ? {} : { payload }) }
   }
   const sqs = sqsBatchAdapter(config, selection('sqs'), resolved.concurrency)
   const event = wholeEventAdapter(config, selection('event'))

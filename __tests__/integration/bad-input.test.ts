@@ -122,7 +122,7 @@ describe.each(middyVersions)('bad input, %s', (_, middy) => {
     test('a record without the key fails with IdempotencyKeyError and is never run unprotected', async () => {
       const bad = sqsRecord({ amount: 3 })
       const run = consumer({ key: 'body.orderId' })
-      const reason = await expectOnlyBadFailed(run, batchAround(bad), bad, IdempotencyKeyError, /key is empty/)
+      const reason = await expectOnlyBadFailed(run, batchAround(bad), bad, IdempotencyKeyError, /key is empty \(key path "body.orderId" found nothing\)/)
       expect(reason.message).toContain(bad.messageId)
       expect(run.ran).not.toContain(bad.messageId)
     })
@@ -140,6 +140,36 @@ describe.each(middyVersions)('bad input, %s', (_, middy) => {
       const reason = await expectOnlyBadFailed(run, batchAround(bad), bad, IdempotencyKeyError, /key function threw: no tenant on this message/)
       expect(reason.cause).toBe(thrown)
       expect(run.ran).not.toContain(bad.messageId)
+    })
+  })
+
+  describe('keys that are not plain data', () => {
+    test('an async key function fails each record with IdempotencyKeyError instead of putting every record on one key', async () => {
+      const run = consumer({ key: async (r: SQSRecord) => (JSON.parse(r.body) as { orderId: string }).orderId })
+      const records = [sqsRecord({ orderId: 'o-1' }), sqsRecord({ orderId: 'o-2' })]
+      expect(failedIds(await run.invoke(records))).toEqual(records.map((r) => r.messageId))
+      for (const record of records) {
+        const reason = run.reasons.get(record.messageId) as Error
+        expect(reason).toBeInstanceOf(IdempotencyKeyError)
+        expect(reason.message).toMatch(/Promise: key and payload functions must be synchronous/)
+      }
+      expect(run.ran).toEqual([])
+      expect(await run.items()).toEqual([])
+    })
+
+    test('a key function returning a Map fails that record instead of hashing it as {}', async () => {
+      const bad = sqsRecord({ orderId: 'o-map' })
+      const run = consumer({ key: (r: SQSRecord) => r === bad ? new Map([['id', 1]]) : r.messageId })
+      await expectOnlyBadFailed(run, batchAround(bad), bad, IdempotencyKeyError, /instance of Map, not plain data/)
+    })
+
+    test('a key function returning a Date gives distinct records distinct keys (none is replayed unrun)', async () => {
+      const run = consumer({ payload: false, key: (r: SQSRecord) => new Date((JSON.parse(r.body) as { at: number }).at) })
+      const first = sqsRecord({ at: 1_700_000_000_000 })
+      const second = sqsRecord({ at: 1_700_000_060_000 })
+      await run.invoke([first])
+      expect(await run.invoke([second])).toEqual({ batchItemFailures: [] })
+      expect(run.ran).toEqual([first.messageId, second.messageId])
     })
   })
 
@@ -223,11 +253,13 @@ describe.each(middyVersions)('bad input, %s', (_, middy) => {
       expect(ran).toEqual([])
     })
 
-    test("an event that is not SQS, in mode 'sqs', behind sqsPartialBatchFailure runs nothing and writes nothing", async () => {
+    test("an event that is not SQS, in mode 'sqs', behind sqsPartialBatchFailure runs nothing, writes nothing, and is logged as an error", async () => {
+      // That middleware's onError turns an event without Records into an empty batchItemFailures, so the log is what is left.
       const run = consumer({ mode: 'sqs' })
       await run.handler(eventBridge, lambdaContext())
       expect(run.ran).toEqual([])
       expect(await run.items()).toEqual([])
+      expect(run.logged).toContainEqual(expect.objectContaining({ error: expect.any(IdempotencyConfigError) }))
     })
 
     test('an empty Records answers with no failures, without calling the handler or writing anything', async () => {

@@ -136,7 +136,11 @@ export const sqsBatchAdapter = (config: LifecycleConfig, selection: Selection, c
   const before = async (request: MiddyRequest): Promise<unknown> => {
     const event = request.event as SQSEvent
     if (!isSqsEvent(event)) {
-      throw new IdempotencyConfigError("idempotency: mode 'sqs' expects an SQS event with a Records array of aws:sqs records")
+      const error = new IdempotencyConfigError("idempotency: mode 'sqs' expects an SQS event with a Records array of aws:sqs records")
+      // Logged as well as thrown: @middy/sqs-partial-batch-failure's onError turns an event
+      // without Records into an empty batchItemFailures, which would hide it.
+      config.logger.error({ message: error.message, error })
+      throw error
     }
     const lease = leaseFor(request.context, config.now)
     const states = event.Records.map((record) => prepare(record, request.context))

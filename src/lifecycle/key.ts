@@ -61,14 +61,25 @@ export const compileSelector = (selector: Selector, what: string): Select => {
 
 /**
  * JSON with sorted object keys, so that equal data hashes equally whatever the order
- * of its properties. Only for hashing selections of events (which came from JSON).
+ * of its properties. Anything that is not plain data is refused rather than flattened:
+ * `JSON.stringify` turns a Promise, a Map or a Set into `{}`, and every record would
+ * then share one key. Objects with `toJSON` (a Date) are hashed as their JSON.
  */
 export const canonicalJson = (value: unknown): string => {
   if (value === null || typeof value !== 'object') {
-    if (typeof value === 'bigint') return value.toString()
+    if (typeof value === 'bigint') return `${value}n`
+    if (typeof value === 'function' || typeof value === 'symbol') throw new Error(`a ${typeof value} is not data`)
     return JSON.stringify(value) ?? 'null'
   }
+  if (typeof (value as { then?: unknown }).then === 'function') {
+    throw new Error('it is a Promise: key and payload functions must be synchronous')
+  }
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
+  const proto = Object.getPrototypeOf(value)
+  if (proto !== Object.prototype && proto !== null) {
+    if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return canonicalJson((value as { toJSON: () => unknown }).toJSON())
+    throw new Error(`it holds an instance of ${(value.constructor as { name?: string } | undefined)?.name ?? 'a class'}, not plain data`)
+  }
   const entries = Object.keys(value).sort()
     .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
     .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)

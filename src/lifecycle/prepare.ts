@@ -6,6 +6,8 @@ import { hashOf, storedKey, type Select } from './key.js'
 export interface Selection {
   namespace: string
   key: Select
+  /** How the key is taken, for errors: `key path "body.orderId"`, `the key function`. */
+  keyName: string
   payload?: Select
 }
 
@@ -18,10 +20,23 @@ export const prepareUnit = (selection: Selection, input: unknown, context: unkno
   try {
     const key = selection.key(input, context)
     if (key === undefined || key === null || key === '') {
-      throw new IdempotencyKeyError('the key is empty: nothing to identify the work by')
+      throw new IdempotencyKeyError(`the key is empty (${selection.keyName} found nothing): nothing to identify the work by`)
     }
-    const unit: Unit = { key: storedKey(selection.namespace, key), attempt }
-    if (selection.payload !== undefined) unit.payloadHash = hashOf(selection.payload(input, context))
+    let stored: string
+    try {
+      stored = storedKey(selection.namespace, key)
+    } catch (error) {
+      throw new IdempotencyKeyError(`the key from ${selection.keyName} cannot be hashed: ${(error as Error).message}`, error)
+    }
+    const unit: Unit = { key: stored, attempt }
+    if (selection.payload !== undefined) {
+      try {
+        unit.payloadHash = hashOf(selection.payload(input, context))
+      } catch (error) {
+        if (error instanceof IdempotencyError) throw error
+        throw new IdempotencyKeyError(`the payload cannot be hashed: ${(error as Error).message}`, error)
+      }
+    }
     return unit
   } catch (error) {
     const message = `${label}: ${(error as Error)?.message ?? String(error)}`

@@ -150,12 +150,12 @@ export class DynamoDBStore implements IdempotencyStore {
     const n = this.#names
     const values: Item = { ':status': { S: 'COMPLETED' }, ':expiry': { N: String(outcome.expiry) } }
     let update = 'SET #status = :status, #expiry = :expiry'
-    if (outcome.responseData === undefined) update += ' REMOVE #data'
+    if (outcome.responseData === undefined) update += ' REMOVE #data, #error'
     else {
-      update += ', #data = :data'
+      update += ', #data = :data REMOVE #error'
       values[':data'] = { S: outcome.responseData }
     }
-    return this.#fenced('complete', key, leaseToken, update, { '#data': n.responseDataAttr }, values)
+    return this.#fenced('complete', key, leaseToken, update, { '#data': n.responseDataAttr, '#error': n.errorAttr }, values)
   }
 
   async fail (key: string, leaseToken: string, outcome: { expiry: number, error: StoredError }): Promise<boolean> {
@@ -174,8 +174,10 @@ export class DynamoDBStore implements IdempotencyStore {
 
   async read (keys: readonly string[]): Promise<Map<string, IdempotencyRecord>> {
     const found = new Map<string, IdempotencyRecord>()
+    // BatchGetItem refuses a request that names a key twice.
+    const unique = [...new Set(keys)]
     const chunks: string[][] = []
-    for (let i = 0; i < keys.length; i += BATCH_GET_LIMIT) chunks.push(keys.slice(i, i + BATCH_GET_LIMIT))
+    for (let i = 0; i < unique.length; i += BATCH_GET_LIMIT) chunks.push(unique.slice(i, i + BATCH_GET_LIMIT))
     await Promise.all(chunks.map(async (chunk) => {
       try {
         const output = await this.#client.send(new BatchGetItemCommand({
@@ -266,7 +268,7 @@ export class DynamoDBStore implements IdempotencyStore {
       why = `table ${this.tableName} does not exist (or is not ACTIVE) in this account and region`
     } else if (name === 'AccessDeniedException' || name === 'UnrecognizedClientException') {
       why = `access denied: the function's role needs ${ACTION[operation]} on table ${this.tableName} (${message})`
-    } else if (name === 'ValidationException' && /key/i.test(message)) {
+    } else if (name === 'ValidationException' && /key element does not match the schema|required keys was not given a value|missing the key/i.test(message)) {
       const { keyAttr, sortKeyAttr } = this.#names
       why = `the key schema of table ${this.tableName} does not match: expected partition key ${keyAttr} (S)` +
         (sortKeyAttr === undefined ? ' and no sort key' : ` and sort key ${sortKeyAttr} (S)`) + ` (${message})`

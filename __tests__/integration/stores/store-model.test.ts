@@ -16,15 +16,9 @@ import type { ModelState } from './store-model/model.js'
 
 let runs = 0
 
-/** The whole contract. */
+/** The whole contract, for both stores. */
 const everything: Scope = { completeOverFailed: true }
-/**
- * DynamoDBStore's `complete` does not remove the `error` of a FAILED record it completes
- * with the same token (MemoryStore does; the contract says COMPLETED has no error). The core
- * never settles a claim twice, so this only matters to other users of the store; it is
- * reported, and left out of the DynamoDB runs until it is fixed: flip this to `everything`.
- */
-const dynamoDBScope: Scope = { completeOverFailed: false }
+const dynamoDBScope: Scope = everything
 
 /** One run of commands against `store`, with keys and tokens unique to the run. */
 const modelProperty = (store: Real['store'], maxCommands: number, scope: Scope) =>

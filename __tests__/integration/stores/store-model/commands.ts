@@ -211,7 +211,7 @@ export const storeCommands = (scope: Scope) => [
   fc.tuple(caller, keyIndex, expiryS, responseData).map(([o, k, e, d]) => new Complete(o, k, e, d, scope)),
   fc.tuple(caller, keyIndex, expiryS, storedError).map(([o, k, e, error]) => new Fail(o, k, e, error)),
   fc.tuple(caller, keyIndex).map(([o, k]) => new Release(o, k)),
-  fc.uniqueArray(fc.integer({ min: 0, max: KEYS }), { minLength: 1, maxLength: KEYS + 1 }).map((keys) => new Read(keys)),
+  fc.array(fc.integer({ min: 0, max: KEYS }), { minLength: 1, maxLength: KEYS + 2 }).map((keys) => new Read(keys)),
   fc.oneof(fc.integer({ min: 0, max: 20 }), fc.integer({ min: 0, max: 2500 }), fc.integer({ min: 1, max: 4 }).map((s) => s * 1000))
     .map((ms) => new Advance(ms)),
   fc.tuple(keyIndex, fc.constantFrom('lease' as const, 'expiry' as const), fc.constantFrom(-1 as const, 0 as const, 1 as const))
