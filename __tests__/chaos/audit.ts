@@ -21,6 +21,7 @@ export interface LeftoverLock { key: string, owner?: string, cause: LeftoverCaus
 
 export interface ChaosReport {
   seed: number
+  profile: string
   label: string
   messages: number
   payments: number
@@ -91,6 +92,11 @@ export const audit = (input: {
           : owner.completionFaults.has(key) ? 'completion-fault' : owner.fencedOut.has(key) ? 'lease-taken-over' : undefined
         if (cause !== undefined) found = { paymentId, effect, cause, after: before }
       }
+      // Or this effect came from an owner whose lease another host had already taken (clock skew):
+      // it charged, then its completion was refused by the fence.
+      if (found === undefined && (invocations.get(effect.invocationId) as Invocation).fencedOut.has(key)) {
+        found = { paymentId, effect, cause: 'lease-taken-over', after: effects[i - 1] as Effect }
+      }
       duplicateEffects.push(found ?? { paymentId, effect, cause: 'unexplained', after: effects[i - 1] as Effect })
     }
   }
@@ -142,7 +148,8 @@ export const audit = (input: {
 
   return {
     seed: config.seed,
-    label: `${config.fifo ? 'FIFO' : 'standard'} queue, ${config.consumers} consumers, batches of ${config.batchSize}, ${config.middyName}`,
+    profile: config.profile,
+    label: `${config.profile}: ${config.fifo ? 'FIFO' : 'standard'} queue, ${config.consumers} consumers, batches of ${config.batchSize}, ${config.middyName}`,
     messages: stats.messages,
     payments: config.payments,
     producerDuplicates: stats.producerDuplicates,

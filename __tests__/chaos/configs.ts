@@ -24,6 +24,7 @@ export const configFor = (seed: number, payments: number, endpoint: string, over
   const functionTimeoutMs = 30_000
   return {
     seed,
+    profile: 'standard',
     payments,
     fifo,
     groups: Math.max(2, Math.floor(payments / 25)),
@@ -33,6 +34,7 @@ export const configFor = (seed: number, payments: number, endpoint: string, over
     // Lambda requires at least the function timeout; AWS recommends more.
     visibilityTimeoutMs: functionTimeoutMs * (1 + (seed % 3)),
     maxReceiveCount: 10,
+    duplicateWithinMs: 2 * functionTimeoutMs * (1 + (seed % 3)),
     maxSkewMs: 3000,
     sdkMaxAttempts: 3,
     failFromAttempt: 7,
@@ -45,3 +47,18 @@ export const configFor = (seed: number, payments: number, endpoint: string, over
     ...overrides
   }
 }
+
+/**
+ * Contention: many slow handlers and producer duplicates arriving while the original is
+ * still being worked on, so that leases, skewed clocks and deadlines meet often.
+ */
+export const contentionConfigFor = (seed: number, payments: number, endpoint: string): ChaosConfig => configFor(seed, payments, endpoint, {
+  profile: 'contention',
+  consumers: 5,
+  duplicateWithinMs: 30_000,
+  maxSkewMs: 5000,
+  rates: { ...defaultRates, producerDuplicate: 0.6, slow: 0.4 }
+})
+
+export const profiles = { standard: configFor, contention: contentionConfigFor } as const
+export type Profile = keyof typeof profiles

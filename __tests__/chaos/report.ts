@@ -20,7 +20,7 @@ export interface ChaosTotals {
   leftoverLocks: Record<string, number>
   deadLettered: number
   orderViolations: number
-  failedSeeds: number[]
+  failedSeeds: string[]
 }
 
 const add = (into: Record<string, number>, from: Record<string, number>): void => {
@@ -52,7 +52,7 @@ export const accumulate = (totals: ChaosTotals, report: ChaosReport): void => {
   for (const l of report.leftoverLocks) add(totals.leftoverLocks, { [l.cause]: 1 })
   totals.deadLettered += report.deadLettered
   totals.orderViolations += report.orderViolations.length
-  if (report.violations.length > 0) totals.failedSeeds.push(report.seed)
+  if (report.violations.length > 0) totals.failedSeeds.push(`${report.profile} ${report.seed}`)
 }
 
 const sum = (r: Record<string, number>): number => Object.values(r).reduce((a, b) => a + b, 0)
@@ -63,7 +63,7 @@ export const describeRun = (r: ChaosReport): string =>
   `seed ${r.seed} (${r.label}): ${r.messages} messages (${r.producerDuplicates} producer duplicates), ${r.invocations} invocations, ` +
   `${sum(r.faultsInjected)} faults injected, ${sum(r.crashes)} crashes, ${r.lostAcks} lost acks, ${r.duplicateEffects.length} duplicate effects, ` +
   `${r.lost.length} lost, ${r.leftoverLocks.filter((l) => l.live).length} live locks, ${r.deadLettered} dead-lettered` +
-  (r.violations.length === 0 ? '' : `\n  VIOLATIONS (replay with CHAOS_SEED=${r.seed}):\n  - ${r.violations.slice(0, 20).join('\n  - ')}`)
+  (r.violations.length === 0 ? '' : `\n  VIOLATIONS (replay with CHAOS_SEED=${r.seed} CHAOS_PROFILE=${r.profile}):\n  - ${r.violations.slice(0, 20).join('\n  - ')}`)
 
 export const describeTotals = (t: ChaosTotals): string => {
   const explained = (t.duplicateEffects['crash-between-effect-and-completion'] ?? 0) + (t.duplicateEffects['completion-fault'] ?? 0)

@@ -3,12 +3,13 @@
  * Local, runs many seeds over thousands of messages, prints the figures, and exits
  * non-zero when an invariant breaks.
  *
- *   npm run chaos                       # seeds 1..24, 400 payments each
- *   CHAOS_SEED=17 npm run chaos         # replay one seed
- *   CHAOS_SEEDS=100 CHAOS_PAYMENTS=1000 npm run chaos
+ *   npm run chaos                                         # standard seeds 1..24 and contention seeds 1..8, 400 payments each
+ *   CHAOS_SEED=17 npm run chaos                           # replay one seed (profile standard)
+ *   CHAOS_SEED=5 CHAOS_PROFILE=contention npm run chaos   # replay one contention seed
+ *   CHAOS_SEEDS=100 CHAOS_CONTENTION_SEEDS=20 CHAOS_PAYMENTS=1000 npm run chaos
  */
 import { startDynamoDBLocal } from '../../scripts/dynamodb-local.mjs'
-import { configFor } from './configs.js'
+import { profiles, type Profile } from './configs.js'
 import { accumulate, describeRun, describeTotals, emptyTotals } from './report.js'
 import { runChaos } from './scenario.js'
 
@@ -22,26 +23,38 @@ const numberFrom = (name: string, fallback: number): number => {
   return parsed
 }
 
-const main = async (): Promise<number> => {
+const seedsOf = (count: number): number[] => Array.from({ length: count }, (_, i) => i + 1)
+
+const plan = (): Array<[Profile, number]> => {
   const replay = process.env.CHAOS_SEED
-  const seeds = replay === undefined || replay === ''
-    ? Array.from({ length: numberFrom('CHAOS_SEEDS', 24) }, (_, i) => i + 1)
-    : [numberFrom('CHAOS_SEED', 0)]
+  if (replay !== undefined && replay !== '') {
+    const profile = (process.env.CHAOS_PROFILE ?? 'standard') as Profile
+    if (!(profile in profiles)) throw new Error(`CHAOS_PROFILE must be one of ${Object.keys(profiles).join(', ')}`)
+    return [[profile, numberFrom('CHAOS_SEED', 0)]]
+  }
+  return [
+    ...seedsOf(numberFrom('CHAOS_SEEDS', 24)).map((seed): [Profile, number] => ['standard', seed]),
+    ...seedsOf(numberFrom('CHAOS_CONTENTION_SEEDS', 8)).map((seed): [Profile, number] => ['contention', seed])
+  ]
+}
+
+const main = async (): Promise<number> => {
+  const runs = plan()
   const payments = numberFrom('CHAOS_PAYMENTS', 400)
   const local = await startDynamoDBLocal()
   process.env.DYNAMODB_ENDPOINT = local.endpoint
   const totals = emptyTotals()
   const started = Date.now()
   try {
-    for (const seed of seeds) {
-      const report = await runChaos(configFor(seed, payments, local.endpoint))
+    for (const [profile, seed] of runs) {
+      const report = await runChaos(profiles[profile](seed, payments, local.endpoint))
       accumulate(totals, report)
       console.log(describeRun(report))
     }
   } finally {
     await local.stop()
   }
-  console.log(`\nchaos: ${seeds.length} seeds in ${((Date.now() - started) / 1000).toFixed(1)} s\n${describeTotals(totals)}`)
+  console.log(`\nchaos: ${runs.length} runs in ${((Date.now() - started) / 1000).toFixed(1)} s\n${describeTotals(totals)}`)
   return totals.failedSeeds.length === 0 ? 0 : 1
 }
 

@@ -13,6 +13,8 @@ import { VirtualClock } from './virtual-clock.js'
 
 export interface ChaosConfig {
   seed: number
+  /** Which set of rates and sizes (see configs.ts); with the seed, all it takes to replay a run. */
+  profile: string
   /** Distinct payments sent (producer duplicates come on top). */
   payments: number
   fifo: boolean
@@ -23,6 +25,8 @@ export interface ChaosConfig {
   functionTimeoutMs: number
   visibilityTimeoutMs: number
   maxReceiveCount: number
+  /** A producer duplicate is sent up to this long after the original. */
+  duplicateWithinMs: number
   /** Each consumer's clock is off by up to this much, either way. */
   maxSkewMs: number
   /** The SDK's maxAttempts on every DynamoDB client. */
@@ -91,7 +95,7 @@ export const runChaos = async (config: ChaosConfig): Promise<ChaosReport> => {
     const groupId = config.fifo ? `group-${plan.int(1, config.groups)}` : undefined
     sends.push({ at, paymentId, amount, ...(groupId === undefined ? {} : { groupId }), duplicate: false })
     if (plan.chance(rates.producerDuplicate)) {
-      sends.push({ at: at + plan.int(0, 2 * config.visibilityTimeoutMs), paymentId, amount, ...(groupId === undefined ? {} : { groupId }), duplicate: true })
+      sends.push({ at: at + plan.int(0, config.duplicateWithinMs), paymentId, amount, ...(groupId === undefined ? {} : { groupId }), duplicate: true })
     }
     if (plan.chance(rates.permanentFailure)) permanent.add(paymentId)
   }
