@@ -11,12 +11,12 @@ import {
   type IdempotencyOptions
 } from '../../../src/index.js'
 import { freshTable } from '../../support/dynamodb.js'
-import { middyVersions, sqsPartialBatchFailure } from '../../support/middy.js'
+import { batchMiddyVersions, sqsPartialBatchFailure } from '../../support/middy.js'
 import { failedIds, lambdaContext, recordingLogger, redelivered, sqsEvent, sqsRecord } from '../../support/sqs.js'
 
 type RecordHandler = (record: SQSRecord) => Promise<unknown>
 
-describe.each(middyVersions)('SQS batch against DynamoDB Local, %s', (_, middy) => {
+describe.each(batchMiddyVersions)('SQS batch against DynamoDB Local, %s', (_, middy) => {
   let table: Awaited<ReturnType<typeof freshTable>>
   beforeAll(async () => { table = await freshTable() })
 
