@@ -42,6 +42,7 @@ export const idempotency = (options: IdempotencyOptions): IdempotencyMiddleware 
     onFailure: resolved.onFailure,
     logger: resolved.logger,
     now: resolved.now,
+    clockSkewMs: resolved.clockSkewMs,
     ...(resolved.localCacheSize > 0 ? { cache: new LocalCache(resolved.localCacheSize) } : {})
   }
   const selection = (mode: 'sqs' | 'event') => {

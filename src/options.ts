@@ -48,12 +48,23 @@ export interface IdempotencyOptions {
    * when the event's records come from `aws:sqs`, otherwise `'event'`. ['auto']
    */
   mode?: 'auto' | 'sqs' | 'event'
-  /** Most store requests in flight at once for one batch. [32] */
+  /**
+   * Most store requests in flight at once for one batch. The default matches the SDK's
+   * default pool of 50 sockets per client: more would only queue inside the SDK. [50]
+   */
   concurrency?: number
   /** COMPLETED records remembered in a warm container, answered without a request (0: off). [0] */
   localCacheSize?: number
   /** Where lost leases and store faults are reported; `false` for silence. [`console`] */
   logger?: IdempotencyLogger | false
+  /**
+   * How far apart the clocks of two Lambda hosts may be, in milliseconds. A lease (the
+   * owner's deadline, by the owner's clock) only counts as lapsed once it has been over for
+   * this long by the claimer's clock, so a host whose clock runs ahead cannot take over work
+   * that is still running. Lambda hosts are kept in sync by the Amazon Time Sync Service, so
+   * the default is none. [0]
+   */
+  clockSkewMs?: number
   /** The clock, epoch milliseconds: for tests that move time. [`Date.now`] */
   now?: () => number
 }
@@ -71,8 +82,9 @@ export const defaults = {
   expiresAfterSeconds: 3600,
   onFailure: 'delete' as FailurePolicy,
   mode: 'auto' as const,
-  concurrency: 32,
+  concurrency: 50,
   localCacheSize: 0,
+  clockSkewMs: 0,
   now: Date.now
 }
 
@@ -99,6 +111,7 @@ export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => 
     (options.concurrency !== undefined && !positiveInteger(options.concurrency) && 'concurrency must be a positive integer') ||
     (options.localCacheSize !== undefined && !(Number.isSafeInteger(options.localCacheSize) && options.localCacheSize >= 0) && 'localCacheSize must be an integer of 0 or more') ||
     (options.logger !== undefined && options.logger !== false && (typeof options.logger?.warn !== 'function' || typeof options.logger?.error !== 'function') && 'logger must have warn and error functions, or be false') ||
+    (options.clockSkewMs !== undefined && !(Number.isSafeInteger(options.clockSkewMs) && options.clockSkewMs >= 0) && 'clockSkewMs must be an integer of 0 or more') ||
     (options.now !== undefined && typeof options.now !== 'function' && 'now must be a function returning epoch milliseconds')
   if (problem !== false) throw new IdempotencyConfigError(`idempotency: ${problem}`)
 

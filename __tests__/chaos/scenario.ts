@@ -147,6 +147,8 @@ export const runChaos = async (config: ChaosConfig): Promise<ChaosReport> => {
       expiresAfterSeconds: 7 * 24 * 3600,
       onFailure: (_error, { attempt }) => attempt >= config.failFromAttempt ? 'fail' : 'delete',
       localCacheSize: config.localCacheSize,
+      // Two consumers' clocks are up to 2 × maxSkewMs apart: that is the allowance a lease needs.
+      clockSkewMs: 2 * config.maxSkewMs,
       logger: false
     },
     faults: { seed, rate: rates.dynamoFault, maxAttempts: config.sdkMaxAttempts },

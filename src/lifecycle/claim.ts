@@ -23,7 +23,9 @@ export interface Lease { nowMs: number, until: number }
 export const claim = async (config: LifecycleConfig, unit: Unit, lease: Lease, standing?: IdempotencyRecord): Promise<ClaimOutcome> => {
   const cached = config.cache?.get(unit.key, lease.nowMs)
   if (cached !== undefined) return judge(config, unit, cached)
-  if (standing !== undefined && !isClaimable(standing, lease.nowMs)) return judge(config, unit, standing)
+  // Another host's lease only counts as lapsed once it has been over for longer than the clock skew allowed.
+  const cutoff = lease.nowMs - config.clockSkewMs
+  if (standing !== undefined && !isClaimable(standing, cutoff)) return judge(config, unit, standing)
 
   const leaseToken = randomUUID()
   const nowSeconds = Math.floor(lease.nowMs / 1000)
@@ -38,11 +40,13 @@ export const claim = async (config: LifecycleConfig, unit: Unit, lease: Lease, s
   }
   let existing: IdempotencyRecord | undefined
   try {
-    existing = await config.store.claim(record, lease.nowMs)
+    existing = await config.store.claim(record, cutoff)
   } catch (error) {
     return { kind: 'rejected', error: asStoreError(error, 'claim', unit.key) }
   }
-  if (existing === undefined) return { kind: 'run', leaseToken }
+  // Our own token in the way: the write reached the table, its answer was lost and the SDK
+  // retried it. The record is ours.
+  if (existing === undefined || existing.leaseToken === leaseToken) return { kind: 'run', leaseToken }
   return judge(config, unit, existing)
 }
 

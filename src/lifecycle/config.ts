@@ -35,5 +35,6 @@ export interface LifecycleConfig {
   onFailure: FailurePolicy
   logger: IdempotencyLogger
   now: () => number
+  clockSkewMs: number
   cache?: LocalCache
 }

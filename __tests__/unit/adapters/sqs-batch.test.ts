@@ -100,6 +100,36 @@ describe('SQS batch with MemoryStore', () => {
     expect(store.records()).toHaveLength(50)
   })
 
+  test('reads of many redeliveries stay within the concurrency bound, 100 keys a read', async () => {
+    const store = new CountingStore()
+    const { invoke } = consumer(store, async () => 'ok', { concurrency: 2 })
+    const records = Array.from({ length: 500 }, (_, i) => sqsRecord(i))
+    await invoke(records)
+    store.calls = []
+    store.maxInFlight = 0
+    expect(await invoke(records.map(redelivered))).toEqual({ batchItemFailures: [] })
+    expect(store.calls).toEqual(['read', 'read', 'read', 'read', 'read'])
+    expect(store.maxInFlight).toBe(2)
+  })
+
+  test('in a mixed batch, first deliveries are claimed while the redeliveries are being read', async () => {
+    const store = new CountingStore()
+    const { invoke } = consumer(store, async () => 'ok')
+    const old = sqsRecord('old')
+    await invoke([old])
+    let releaseRead!: () => void
+    const readHeld = new Promise<void>((resolve) => { releaseRead = resolve })
+    const read = store.read.bind(store)
+    store.read = async (keys) => { await readHeld; return await read(keys) }
+    store.calls = []
+    const running = invoke([redelivered(old), sqsRecord('new 1'), sqsRecord('new 2')])
+    await waitUntil(() => store.calls.filter((c) => c === 'claim').length === 2)
+    expect(store.calls).toEqual(['claim', 'claim'])
+    releaseRead()
+    expect(await running).toEqual({ batchItemFailures: [] })
+    expect(store.calls.filter((c) => c === 'claim')).toHaveLength(2)
+  })
+
   test('a remaining time of 0 is a lease that has already lapsed, not "no context"', async () => {
     const store = new MemoryStore()
     let release!: () => void
