@@ -70,12 +70,13 @@ export const sqsBatchAdapter = (config: LifecycleConfig, selection: Selection, c
    */
   const readProbableDuplicates = async (probable: RecordState[], slots: number): Promise<Map<string, IdempotencyRecord>> => {
     const found = new Map<string, IdempotencyRecord>()
-    if (config.store.read === undefined || probable.length === 0) return found
+    const read = config.store.read?.bind(config.store)
+    if (read === undefined || probable.length === 0) return found
     const slices: string[][] = []
     for (let i = 0; i < probable.length; i += READ_SLICE) slices.push(probable.slice(i, i + READ_SLICE).map((s) => (s.unit as Unit).key))
     await forEachBounded(slices, slots, async (keys) => {
       try {
-        for (const [key, record] of await (config.store.read as NonNullable<typeof config.store.read>)(keys)) found.set(key, record)
+        for (const [key, record] of await read(keys)) found.set(key, record)
       } catch (error) {
         // Reading is only an optimisation: the claims decide, one request each.
         config.logger.warn({ message: 'idempotency: read before claim failed; claiming instead', error })
