@@ -43,6 +43,7 @@ export const idempotency = (options: IdempotencyOptions): IdempotencyMiddleware 
     logger: resolved.logger,
     now: resolved.now,
     clockSkewMs: resolved.clockSkewMs,
+    ...(resolved.onOutcome === undefined ? {} : { onOutcome: resolved.onOutcome }),
     ...(resolved.localCacheSize > 0 ? { cache: new LocalCache(resolved.localCacheSize) } : {})
   }
   const selection = (mode: 'sqs' | 'event') => {

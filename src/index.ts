@@ -2,6 +2,7 @@ export { idempotency, idempotency as default, type IdempotencyMiddleware } from 
 export type { IdempotencyOptions } from './options.js'
 export type { FailureDecision, FailureInfo, FailurePolicy, IdempotencyLogger } from './lifecycle/config.js'
 export type { Selector } from './lifecycle/key.js'
+export type { OutcomeKind, UnitOutcome } from './lifecycle/report.js'
 export { DynamoDBStore, type DynamoDBStoreOptions, type DynamoDBSender } from './stores/dynamodb-store.js'
 export { MemoryStore } from './stores/memory-store.js'
 export type { IdempotencyStore, IdempotencyRecord, ClaimRecord, RecordStatus } from './stores/store.js'

@@ -1,5 +1,6 @@
 import { IdempotencyConfigError } from './errors.js'
 import type { FailurePolicy, IdempotencyLogger } from './lifecycle/config.js'
+import type { UnitOutcome } from './lifecycle/report.js'
 import { parsePath, type Selector } from './lifecycle/key.js'
 import type { IdempotencyStore } from './stores/store.js'
 
@@ -55,6 +56,12 @@ export interface IdempotencyOptions {
   concurrency?: number
   /** COMPLETED records remembered in a warm container, answered without a request (0: off). [0] */
   localCacheSize?: number
+  /**
+   * Told once per unit of work what became of it (`completed`, `replayed`, `in-progress`,
+   * `mismatch`...), with its key, messageId and error: for metrics and logs. A hook that
+   * throws is logged and ignored. [none]
+   */
+  onOutcome?: (outcome: UnitOutcome) => void
   /** Where lost leases and store faults are reported; `false` for silence. [`console`] */
   logger?: IdempotencyLogger | false
   /**
@@ -70,7 +77,8 @@ export interface IdempotencyOptions {
 }
 
 /** The options with every default applied. */
-export interface ResolvedOptions extends Required<Omit<IdempotencyOptions, 'key' | 'payload' | 'logger'>> {
+export interface ResolvedOptions extends Required<Omit<IdempotencyOptions, 'key' | 'payload' | 'logger' | 'onOutcome'>> {
+  onOutcome?: (outcome: UnitOutcome) => void
   key?: Selector
   payload?: Selector | false
   logger: IdempotencyLogger
@@ -111,6 +119,7 @@ export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => 
     (options.concurrency !== undefined && !positiveInteger(options.concurrency) && 'concurrency must be a positive integer') ||
     (options.localCacheSize !== undefined && !(Number.isSafeInteger(options.localCacheSize) && options.localCacheSize >= 0) && 'localCacheSize must be an integer of 0 or more') ||
     (options.logger !== undefined && options.logger !== false && (typeof options.logger?.warn !== 'function' || typeof options.logger?.error !== 'function') && 'logger must have warn and error functions, or be false') ||
+    (options.onOutcome !== undefined && typeof options.onOutcome !== 'function' && 'onOutcome must be a function') ||
     (options.clockSkewMs !== undefined && !(Number.isSafeInteger(options.clockSkewMs) && options.clockSkewMs >= 0) && 'clockSkewMs must be an integer of 0 or more') ||
     (options.now !== undefined && typeof options.now !== 'function' && 'now must be a function returning epoch milliseconds')
   if (problem !== false) throw new IdempotencyConfigError(`idempotency: ${problem}`)

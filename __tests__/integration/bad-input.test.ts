@@ -365,6 +365,7 @@ describe('invalid options are refused at construction with IdempotencyConfigErro
   test('concurrency', () => { refused('concurrency', [0, -2, 2.5, '8', Number.POSITIVE_INFINITY]) })
   test('localCacheSize', () => { refused('localCacheSize', [-1, 0.5, '10', Number.NaN]) })
   test('logger', () => { refused('logger', [{}, { warn: () => {} }, true, 'console', null]) })
+  test('onOutcome', () => { refused('onOutcome', ['metrics', {}, 1]) })
   test('clockSkewMs', () => { refused('clockSkewMs', [-1, 1.5, '1000', Number.NaN]) })
   test('now', () => { refused('now', [Date.now(), 'Date.now', {}]) })
 

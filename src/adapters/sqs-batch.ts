@@ -1,11 +1,12 @@
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
 import { forEachBounded } from '../bounded.js'
-import { IdempotencyConfigError, IdempotencyError, IdempotencyHeldBackError, IdempotencyKeyError, IdempotencyPayloadMismatchError } from '../errors.js'
+import { IdempotencyConfigError, IdempotencyError, IdempotencyHeldBackError, IdempotencyKeyError, IdempotencyPayloadMismatchError, IdempotencyStoreError } from '../errors.js'
 import { claim, type Lease } from '../lifecycle/claim.js'
 import type { LifecycleConfig, Unit } from '../lifecycle/config.js'
 import { isMiddyTimeout, leaseFor } from '../lifecycle/lease.js'
 import { fulfilled, rejected, type ClaimOutcome } from '../lifecycle/outcome.js'
 import { prepareUnit, type Selection } from '../lifecycle/prepare.js'
+import { kindOfRefusal, reportOutcome, type OutcomeKind } from '../lifecycle/report.js'
 import { complete, fail } from '../lifecycle/settle.js'
 import type { IdempotencyRecord } from '../stores/store.js'
 import type { Adapter, MiddyRequest } from './adapter.js'
@@ -158,6 +159,25 @@ export const sqsBatchAdapter = (config: LifecycleConfig, selection: Selection, c
     }
   }
 
+  /** Tells `onOutcome` what became of every record of the batch, once it is known. */
+  const reportBatch = (batch: BatchState, timedOut = false): void => {
+    if (config.onOutcome === undefined) return
+    for (const state of batch.records) {
+      const result = resultOf(state)
+      const error = result.status === 'rejected' ? result.reason : undefined
+      let kind: OutcomeKind
+      switch (state.outcome?.kind) {
+        case 'copy': kind = 'in-batch-copy'; break
+        case 'replay': kind = 'replayed'; break
+        case 'run': kind = timedOut ? 'timed-out' : error === undefined ? 'completed' : error instanceof IdempotencyStoreError ? 'store-error' : 'failed'; break
+        default: kind = kindOfRefusal(error)
+      }
+      reportOutcome(config.onOutcome, config.logger, {
+        kind, messageId: state.record.messageId, ...(state.unit === undefined ? {} : { key: state.unit.key }), ...(error === undefined ? {} : { error })
+      })
+    }
+  }
+
   /** The response index-aligned with the original records: an allSettled array, or Lambda's own shape. */
   const respond = (states: RecordState[], form: 'array' | 'native'): unknown => {
     const results = states.map(resultOf)
@@ -190,6 +210,7 @@ export const sqsBatchAdapter = (config: LifecycleConfig, selection: Selection, c
         const result = resultOf(state)
         if (result.status === 'rejected') config.logger.warn({ message: 'idempotency: record reported failed', messageId: state.record.messageId, error: result.reason })
       }
+      reportBatch(batch)
       return respond(states, 'native')
     }
     request.event = { ...event, Records: run.map((s) => s.record) }
@@ -215,6 +236,7 @@ export const sqsBatchAdapter = (config: LifecycleConfig, selection: Selection, c
       }
     })
     request.response = respond(batch.records, form)
+    reportBatch(batch)
   }
 
   const onError = async (request: MiddyRequest): Promise<void> => {
@@ -226,11 +248,14 @@ export const sqsBatchAdapter = (config: LifecycleConfig, selection: Selection, c
     if (isMiddyTimeout(request.error)) {
       // The handler may still be working: keep every lease; it lapses with this invocation.
       config.logger.warn({ message: 'idempotency: timed out; leases kept until they lapse', keys: claimed(batch).map((s) => s.unit?.key) })
+      reportBatch(batch, true)
       return
     }
     await forEachBounded(claimed(batch), concurrency, async (state) => {
       await fail(config, state.unit as Unit, (state.outcome as { leaseToken: string }).leaseToken, request.error)
+      state.result = rejected(request.error)
     })
+    reportBatch(batch)
   }
 
   return { before, after, onError }

@@ -2,6 +2,7 @@ import { claim } from '../lifecycle/claim.js'
 import type { LifecycleConfig, Unit } from '../lifecycle/config.js'
 import { isMiddyTimeout, leaseFor } from '../lifecycle/lease.js'
 import { prepareUnit, type Selection } from '../lifecycle/prepare.js'
+import { kindOfRefusal, reportOutcome, type UnitOutcome } from '../lifecycle/report.js'
 import { complete, fail } from '../lifecycle/settle.js'
 import type { Adapter, MiddyRequest } from './adapter.js'
 
@@ -14,14 +15,26 @@ interface Claimed { unit: Unit, leaseToken: string, settled: boolean }
 export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection): Adapter => {
   const claims = new WeakMap<MiddyRequest, Claimed>()
 
+  const report = (outcome: UnitOutcome): void => { reportOutcome(config.onOutcome, config.logger, outcome) }
+
   const before = async (request: MiddyRequest): Promise<unknown> => {
-    const unit = prepareUnit(selection, request.event, request.context, 1, 'event')
+    let unit: Unit
+    try {
+      unit = prepareUnit(selection, request.event, request.context, 1, 'event')
+    } catch (error) {
+      report({ kind: 'no-key', error })
+      throw error
+    }
     const outcome = await claim(config, unit, leaseFor(request.context, config.now))
-    if (outcome.kind === 'rejected') throw outcome.error
+    if (outcome.kind === 'rejected') {
+      report({ kind: kindOfRefusal(outcome.error), key: unit.key, error: outcome.error })
+      throw outcome.error
+    }
     if (outcome.kind === 'run') {
       claims.set(request, { unit, leaseToken: outcome.leaseToken, settled: false })
       return undefined
     }
+    report({ kind: 'replayed', key: unit.key })
     // Replay. `earlyResponse` (Middy >= 6) is what makes an `undefined` result a response
     // rather than "go on and run the handler".
     request.earlyResponse = outcome.response
@@ -33,7 +46,11 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection)
     if (claimed === undefined || claimed.settled) return
     claimed.settled = true
     const result = await complete(config, claimed.unit, claimed.leaseToken, request.response)
-    if (result.status === 'rejected') throw result.reason
+    if (result.status === 'rejected') {
+      report({ kind: kindOfRefusal(result.reason) === 'store-error' ? 'store-error' : 'failed', key: claimed.unit.key, error: result.reason })
+      throw result.reason
+    }
+    report({ kind: 'completed', key: claimed.unit.key })
   }
 
   const onError = async (request: MiddyRequest): Promise<void> => {
@@ -42,9 +59,11 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection)
     claimed.settled = true
     if (isMiddyTimeout(request.error)) {
       config.logger.warn({ message: 'idempotency: timed out; lease kept until it lapses', key: claimed.unit.key })
+      report({ kind: 'timed-out', key: claimed.unit.key, error: request.error })
       return
     }
     await fail(config, claimed.unit, claimed.leaseToken, request.error)
+    report({ kind: 'failed', key: claimed.unit.key, error: request.error })
   }
 
   return { before, after, onError }

@@ -1,5 +1,6 @@
 import type { IdempotencyStore } from '../stores/store.js'
 import type { LocalCache } from './local-cache.js'
+import type { UnitOutcome } from './report.js'
 
 /** What the policy function is told about a failed unit of work. */
 export interface FailureInfo {
@@ -37,4 +38,5 @@ export interface LifecycleConfig {
   now: () => number
   clockSkewMs: number
   cache?: LocalCache
+  onOutcome?: (outcome: UnitOutcome) => void
 }

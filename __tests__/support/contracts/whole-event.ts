@@ -138,6 +138,20 @@ export const describeWholeEvent = (storeName: string, makeStore: () => Promise<S
       expect(calls).toHaveBeenCalledTimes(1)
     })
 
+    test('onOutcome is told completed, replayed, failed and no-key', async () => {
+      const { store } = await makeStore()
+      const kinds: string[] = []
+      let fail = true
+      const handler = middy<Event, unknown>()
+        .use(idempotency({ store, key: 'orderId', logger: false, onOutcome: ({ kind }) => { kinds.push(kind) } }))
+        .handler(async (event) => { if (event.orderId === 'bad' && fail) { fail = false; throw new Error('down') } return 'ok' })
+      await handler({ orderId: 'good' }, lambdaContext())
+      await handler({ orderId: 'good' }, lambdaContext())
+      await handler({ orderId: 'bad' }, lambdaContext()).catch(() => {})
+      await handler({}, lambdaContext()).catch(() => {})
+      expect(kinds).toEqual(['completed', 'replayed', 'failed', 'no-key'])
+    })
+
     test('the default key is the whole event, hashed', async () => {
       const { store } = await makeStore()
       const calls = jest.fn(async () => 'ok')

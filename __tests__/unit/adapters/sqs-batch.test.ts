@@ -9,8 +9,10 @@ import {
   IdempotencyStoreError,
   MemoryStore,
   type IdempotencyOptions,
-  type IdempotencyStore
+  type IdempotencyStore,
+  type UnitOutcome
 } from '../../../src/index.js'
+import { storedKey } from '../../../src/lifecycle/key.js'
 import { sqsPartialBatchFailure } from '../../support/middy.js'
 import { failedIds, lambdaContext, recordingLogger, redelivered, sqsEvent, sqsRecord } from '../../support/sqs.js'
 
@@ -259,6 +261,45 @@ describe('SQS batch with MemoryStore', () => {
     await expect(handler({ detail: {} }, lambdaContext())).rejects.toThrow(IdempotencyConfigError)
     await expect(handler({ detail: {} }, lambdaContext())).rejects.toThrow(/mode 'sqs' expects an SQS event/)
     expect(store.records()).toEqual([])
+  })
+
+  test('onOutcome is told what became of every record, once', async () => {
+    const store = new MemoryStore()
+    const outcomes: UnitOutcome[] = []
+    const handler = middy<SQSEvent>()
+      .use(sqsPartialBatchFailure({ logger: false as never }))
+      .use(idempotency({ store, namespace: 'outcomes', key: 'body.id', logger: false, onOutcome: (o) => { outcomes.push(o) } }))
+      .handler(async (e) => await Promise.allSettled(e.Records.map(async (r) => { if (r.body.includes('boom')) throw new Error('boom'); return 1 })))
+    const done = sqsRecord({ id: 'done' })
+    await handler(sqsEvent([done]), lambdaContext())
+    const busyKey = storedKey('outcomes', 'busy')
+    await store.claim({ key: busyKey, status: 'IN_PROGRESS', expiry: Date.now() / 1000 + 60, inProgressExpiry: Date.now() + 60_000, leaseToken: 'elsewhere' }, Date.now())
+    outcomes.length = 0
+    const records = [
+      redelivered(done), sqsRecord({ id: 'new' }), sqsRecord({ id: 'new' }), sqsRecord({ noId: 1 }),
+      sqsRecord({ id: 'x', boom: 1 }), sqsRecord({ id: 'done', other: 1 }), sqsRecord({ id: 'busy' })
+    ]
+    await handler(sqsEvent(records), lambdaContext())
+    expect(outcomes.map((o) => [o.messageId, o.kind])).toEqual([
+      [records[0]?.messageId, 'replayed'],
+      [records[1]?.messageId, 'completed'],
+      [records[2]?.messageId, 'in-batch-copy'],
+      [records[3]?.messageId, 'no-key'],
+      [records[4]?.messageId, 'failed'],
+      [records[5]?.messageId, 'mismatch'],
+      [records[6]?.messageId, 'in-progress']
+    ])
+    expect(outcomes[4]?.error).toEqual(new Error('boom'))
+    expect(outcomes[6]).toEqual({ kind: 'in-progress', key: busyKey, messageId: records[6]?.messageId, error: expect.any(IdempotencyInProgressError) })
+  })
+
+  test('an onOutcome hook that throws is logged and changes nothing', async () => {
+    const store = new MemoryStore()
+    const logger = recordingLogger()
+    const { invoke } = consumer(store, async () => 'ok', { logger, onOutcome: () => { throw new Error('metrics down') } })
+    expect(await invoke([sqsRecord('a')])).toEqual({ batchItemFailures: [] })
+    expect(store.records()[0]?.status).toBe('COMPLETED')
+    expect(logger.lines).toEqual([expect.objectContaining({ level: 'error', entry: expect.objectContaining({ message: 'idempotency: onOutcome threw; ignored' }) })])
   })
 
   test('every error is an IdempotencyError with a stable name', () => {
