@@ -1,19 +1,12 @@
 import type { ChaosReport } from './audit.js'
 
+/** Counters a run reports and the totals simply add up. */
+type Summed = 'messages' | 'producerDuplicates' | 'deliveries' | 'invocations' | 'lostAcks' | 'handlerThrows' |
+  'transientFailures' | 'crashes' | 'faultsInjected' | 'faultsSurfaced' | 'effects'
+
 /** Sums the figures of many runs, for `npm run chaos`. */
-export interface ChaosTotals {
+export interface ChaosTotals extends Pick<ChaosReport, Summed> {
   runs: number
-  messages: number
-  producerDuplicates: number
-  deliveries: number
-  invocations: number
-  lostAcks: number
-  handlerThrows: number
-  transientFailures: number
-  crashes: Record<string, number>
-  faultsInjected: Record<string, number>
-  faultsSurfaced: Record<string, number>
-  effects: number
   duplicateEffects: Record<string, number>
   lost: number
   liveLocks: number
