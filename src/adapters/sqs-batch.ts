@@ -1,12 +1,12 @@
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
 import { forEachBounded } from '../bounded.js'
-import { IdempotencyConfigError, IdempotencyError, IdempotencyHeldBackError, IdempotencyKeyError, IdempotencyPayloadMismatchError, IdempotencyStoreError } from '../errors.js'
+import { IdempotencyConfigError, IdempotencyError, IdempotencyHeldBackError, IdempotencyKeyError, IdempotencyPayloadMismatchError } from '../errors.js'
 import { claim, type Lease } from '../lifecycle/claim.js'
 import type { LifecycleConfig, Unit } from '../lifecycle/config.js'
 import { isMiddyTimeout, leaseFor } from '../lifecycle/lease.js'
 import { fulfilled, rejected, type ClaimOutcome } from '../lifecycle/outcome.js'
 import { prepareUnit, type Selection } from '../lifecycle/prepare.js'
-import { kindOfRefusal, reportOutcome, type OutcomeKind } from '../lifecycle/report.js'
+import { kindOfFailedRun, kindOfRefusal, reportOutcome, type OutcomeKind } from '../lifecycle/report.js'
 import { complete, fail } from '../lifecycle/settle.js'
 import type { IdempotencyRecord } from '../stores/store.js'
 import type { Adapter, MiddyRequest } from './adapter.js'
@@ -169,7 +169,7 @@ export const sqsBatchAdapter = (config: LifecycleConfig, selection: Selection, c
       switch (state.outcome?.kind) {
         case 'copy': kind = 'in-batch-copy'; break
         case 'replay': kind = 'replayed'; break
-        case 'run': kind = timedOut ? 'timed-out' : error === undefined ? 'completed' : error instanceof IdempotencyStoreError ? 'store-error' : 'failed'; break
+        case 'run': kind = timedOut ? 'timed-out' : error === undefined ? 'completed' : kindOfFailedRun(error); break
         default: kind = kindOfRefusal(error)
       }
       reportOutcome(config.onOutcome, config.logger, {

@@ -2,7 +2,7 @@ import { claim } from '../lifecycle/claim.js'
 import type { LifecycleConfig, Unit } from '../lifecycle/config.js'
 import { isMiddyTimeout, leaseFor } from '../lifecycle/lease.js'
 import { prepareUnit, type Selection } from '../lifecycle/prepare.js'
-import { kindOfRefusal, reportOutcome, type UnitOutcome } from '../lifecycle/report.js'
+import { kindOfFailedRun, kindOfRefusal, reportOutcome, type UnitOutcome } from '../lifecycle/report.js'
 import { complete, fail } from '../lifecycle/settle.js'
 import type { Adapter, MiddyRequest } from './adapter.js'
 
@@ -47,7 +47,7 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection)
     claimed.settled = true
     const result = await complete(config, claimed.unit, claimed.leaseToken, request.response)
     if (result.status === 'rejected') {
-      report({ kind: kindOfRefusal(result.reason) === 'store-error' ? 'store-error' : 'failed', key: claimed.unit.key, error: result.reason })
+      report({ kind: kindOfFailedRun(result.reason), key: claimed.unit.key, error: result.reason })
       throw result.reason
     }
     report({ kind: 'completed', key: claimed.unit.key })

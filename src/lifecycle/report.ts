@@ -63,6 +63,9 @@ export const kindOfRefusal = (error: unknown): OutcomeKind => {
   return 'failed'
 }
 
+/** The kind of outcome of a unit that ran but did not complete: a store fault, or a failure. */
+export const kindOfFailedRun = (error: unknown): OutcomeKind => error instanceof IdempotencyStoreError ? 'store-error' : 'failed'
+
 /** Calls the hook; a hook that throws must not change what happens to the work, so it is only logged. */
 export const reportOutcome = (onOutcome: ((outcome: UnitOutcome) => void) | undefined, logger: IdempotencyLogger, outcome: UnitOutcome): void => {
   if (onOutcome === undefined) return
