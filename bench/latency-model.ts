@@ -38,8 +38,8 @@ const modelClient = (): DynamoDBClient => {
 
 type Invoke = (event: SQSEvent, context: Context) => Promise<unknown>
 const subjects: Array<[string, () => Invoke]> = [
-  ['ours (concurrency 32, the default)', () => createOursHandler({ tableName: 'model', client: modelClient() }) as unknown as Invoke],
-  ['ours (concurrency 50)', () => createOursHandler({ tableName: 'model', client: modelClient(), concurrency: 50 }) as unknown as Invoke],
+  ['ours (concurrency 50, the default)', () => createOursHandler({ tableName: 'model', client: modelClient() }) as unknown as Invoke],
+  ['ours (concurrency 32)', () => createOursHandler({ tableName: 'model', client: modelClient(), concurrency: 32 }) as unknown as Invoke],
   ['theirs', () => createTheirsHandler({ tableName: 'model', client: modelClient() }) as Invoke]
 ]
 

@@ -11,7 +11,7 @@ import { lambdaContext, redelivered, roundOf } from './events.js'
 import { instrument, resetMeter, totalAttempts } from './instrument.js'
 import { createTableFor, dropTable } from './tables.js'
 
-const [endpoint = '', recordsArg = '10000', workload = 'new', concurrencyArg = '32'] = process.argv.slice(2)
+const [endpoint = '', recordsArg = '10000', workload = 'new', concurrencyArg = '50'] = process.argv.slice(2)
 const records = Number(recordsArg)
 const concurrency = Number(concurrencyArg)
 
