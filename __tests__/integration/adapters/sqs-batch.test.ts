@@ -372,6 +372,48 @@ describe.each(batchMiddyVersions)('SQS batch against DynamoDB Local, %s', (_, mi
     finish()
   })
 
+  test('lease takeover: the stale owner can neither overwrite nor delete the new owner\'s record', async () => {
+    const namespace = `takeover-${Math.random()}`
+    const logger = recordingLogger()
+    let finishStale: ((outcome: 'succeed' | 'fail') => void) | undefined
+    // timeoutEarlyInMillis 0: with no time left, Middy's early timeout would fire first.
+    const stale = middy<SQSEvent>({ timeoutEarlyInMillis: 0 })
+      .use(idempotency({ store: table.store, namespace, logger }))
+      .handler(async (event) => await Promise.allSettled(event.Records.map(async () => await new Promise((resolve, reject) => {
+        finishStale = (outcome) => { outcome === 'succeed' ? resolve('stale') : reject(new Error('late failure')) }
+      }))))
+    for (const outcome of ['succeed', 'fail'] as const) {
+      finishStale = undefined
+      const record = sqsRecord(`takeover-${outcome}`)
+      // The stale owner's lease lapses at once (remaining time 0) while its handler still runs.
+      const running = stale(sqsEvent([record]), lambdaContext(0))
+      await waitFor(async () => finishStale !== undefined)
+      const fresh = consumer(async () => 'fresh', { namespace })
+      expect(await fresh.invoke([redelivered(record)])).toEqual({ batchItemFailures: [] })
+      finishStale?.(outcome)
+      await running
+    }
+    const items = await itemsFor(namespace)
+    expect(items.map((i) => [i.status, i.responseData])).toEqual([['COMPLETED', '"fresh"'], ['COMPLETED', '"fresh"']])
+    expect(logger.lines.filter((l) => l.level === 'warn').map((l) => (l.entry as { message: string }).message)).toEqual([
+      expect.stringMatching(/lease lost before complete/), expect.stringMatching(/lease lost before release/)
+    ])
+  })
+
+  test('once a record expires, a redelivery runs again', async () => {
+    let now = Date.UTC(2031, 0, 1)
+    let runs = 0
+    const { invoke } = consumer(async () => ++runs, { expiresAfterSeconds: 60, now: () => now })
+    const record = sqsRecord('expiring')
+    await invoke([record])
+    now += 59_000
+    await invoke([redelivered(record)])
+    expect(runs).toBe(1)
+    now += 2_000
+    await invoke([redelivered(record)])
+    expect(runs).toBe(2)
+  })
+
   test('concurrent invocations of the same record run it exactly once', async () => {
     const namespace = `concurrent-${Math.random()}`
     let runs = 0
