@@ -375,22 +375,22 @@ describe.each(batchMiddyVersions)('SQS batch against DynamoDB Local, %s', (_, mi
   test('lease takeover: the stale owner can neither overwrite nor delete the new owner\'s record', async () => {
     const namespace = `takeover-${Math.random()}`
     const logger = recordingLogger()
-    let finishStale: ((outcome: 'succeed' | 'fail') => void) | undefined
+    const owner: { finish?: (outcome: 'succeed' | 'fail') => void } = {}
     // timeoutEarlyInMillis 0: with no time left, Middy's early timeout would fire first.
     const stale = middy<SQSEvent>({ timeoutEarlyInMillis: 0 })
       .use(idempotency({ store: table.store, namespace, logger }))
       .handler(async (event) => await Promise.allSettled(event.Records.map(async () => await new Promise((resolve, reject) => {
-        finishStale = (outcome) => { outcome === 'succeed' ? resolve('stale') : reject(new Error('late failure')) }
+        owner.finish = (outcome) => { if (outcome === 'succeed') resolve('stale'); else reject(new Error('late failure')) }
       }))))
     for (const outcome of ['succeed', 'fail'] as const) {
-      finishStale = undefined
+      delete owner.finish
       const record = sqsRecord(`takeover-${outcome}`)
       // The stale owner's lease lapses at once (remaining time 0) while its handler still runs.
       const running = stale(sqsEvent([record]), lambdaContext(0))
-      await waitFor(async () => finishStale !== undefined)
+      await waitFor(async () => owner.finish !== undefined)
       const fresh = consumer(async () => 'fresh', { namespace })
       expect(await fresh.invoke([redelivered(record)])).toEqual({ batchItemFailures: [] })
-      finishStale?.(outcome)
+      owner.finish?.(outcome)
       await running
     }
     const items = await itemsFor(namespace)
