@@ -375,22 +375,21 @@ describe.each(batchMiddyVersions)('SQS batch against DynamoDB Local, %s', (_, mi
   test('lease takeover: the stale owner can neither overwrite nor delete the new owner\'s record', async () => {
     const namespace = `takeover-${Math.random()}`
     const logger = recordingLogger()
-    const owner: { finish?: (outcome: 'succeed' | 'fail') => void } = {}
+    const finishers: Array<(outcome: 'succeed' | 'fail') => void> = []
     // timeoutEarlyInMillis 0: with no time left, Middy's early timeout would fire first.
     const stale = middy<SQSEvent>({ timeoutEarlyInMillis: 0 })
       .use(idempotency({ store: table.store, namespace, logger }))
       .handler(async (event) => await Promise.allSettled(event.Records.map(async () => await new Promise((resolve, reject) => {
-        owner.finish = (outcome) => { if (outcome === 'succeed') resolve('stale'); else reject(new Error('late failure')) }
+        finishers.push((outcome) => { if (outcome === 'succeed') resolve('stale'); else reject(new Error('late failure')) })
       }))))
-    for (const outcome of ['succeed', 'fail'] as const) {
-      delete owner.finish
+    for (const [i, outcome] of (['succeed', 'fail'] as const).entries()) {
       const record = sqsRecord(`takeover-${outcome}`)
       // The stale owner's lease lapses at once (remaining time 0) while its handler still runs.
       const running = stale(sqsEvent([record]), lambdaContext(0))
-      await waitFor(async () => owner.finish !== undefined)
+      await waitFor(async () => finishers.length === i + 1)
       const fresh = consumer(async () => 'fresh', { namespace })
       expect(await fresh.invoke([redelivered(record)])).toEqual({ batchItemFailures: [] })
-      owner.finish?.(outcome)
+      finishers[i]?.(outcome)
       await running
     }
     const items = await itemsFor(namespace)
