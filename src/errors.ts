@@ -199,3 +199,9 @@ export const toStoredError = (error: unknown): StoredError => {
 const safeString = (value: unknown): string => {
   try { return JSON.stringify(value) ?? String(value) } catch { return String(value) }
 }
+
+/** An unexpected error from a store request, as an `IdempotencyStoreError` (ours pass through). */
+export const asStoreError = (error: unknown, operation: StoreOperation, key: string): IdempotencyError =>
+  error instanceof IdempotencyError
+    ? error
+    : new IdempotencyStoreError(operation, `${operation} of key ${key} failed: ${(error as Error)?.message ?? String(error)}`, { key, cause: error })

@@ -1,13 +1,13 @@
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
 import { forEachBounded } from '../bounded.js'
 import { IdempotencyConfigError, IdempotencyError, IdempotencyHeldBackError, IdempotencyKeyError, IdempotencyPayloadMismatchError } from '../errors.js'
-import { claim, type Lease } from '../lifecycle/claim.js'
+import { claim } from '../lifecycle/claim.js'
 import type { LifecycleConfig, Unit } from '../lifecycle/config.js'
-import { isMiddyTimeout, leaseFor } from '../lifecycle/lease.js'
+import { isMiddyTimeout, leaseFor, type Lease } from '../lifecycle/lease.js'
 import { fulfilled, rejected, type ClaimOutcome } from '../lifecycle/outcome.js'
 import { prepareUnit, type Selection } from '../lifecycle/prepare.js'
 import { kindOfFailedRun, kindOfRefusal, reportOutcome, type OutcomeKind } from '../lifecycle/report.js'
-import { complete, fail } from '../lifecycle/settle.js'
+import { complete, fail, keepFailed } from '../lifecycle/settle.js'
 import type { IdempotencyRecord } from '../stores/store.js'
 import type { Adapter, MiddyRequest } from './adapter.js'
 
@@ -41,8 +41,10 @@ export const isSqsEvent = (event: unknown): event is SQSEvent => {
 // https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchGetItem.html
 const READ_SLICE = 100
 
+// A FIFO queue's name ends in .fifo. Standard "fair" queues carry a MessageGroupId too but
+// promise no order, so the group id alone only counts when the record has no source ARN.
 const isFifo = (records: readonly SQSRecord[]): boolean =>
-  records.some((r) => r.attributes?.MessageGroupId !== undefined || r.eventSourceARN?.endsWith('.fifo'))
+  records.some((r) => typeof r.eventSourceARN === 'string' ? r.eventSourceARN.endsWith('.fifo') : r.attributes?.MessageGroupId !== undefined)
 
 /**
  * SQS batch mode (DESIGN §3): each record is its own unit of work. The handler sees
@@ -87,13 +89,18 @@ export const sqsBatchAdapter = (config: LifecycleConfig, selection: Selection, c
   }
 
   const claimAll = async (states: RecordState[], lease: Lease): Promise<void> => {
+    const fifo = isFifo(states.map((s) => s.record))
     const primaries: RecordState[] = []
     const byKey = new Map<string, RecordState>()
     for (const state of states) {
       if (state.unit === undefined) continue
-      const primary = byKey.get(state.unit.key)
+      // In FIFO, a copy shares its original's fate only within its own message group: across
+      // groups it is claimed on its own (and meets the original's claim), so that each group
+      // keeps its order whatever happens in the other.
+      const slot = fifo ? `${state.record.attributes?.MessageGroupId ?? ''}\u0000${state.unit.key}` : state.unit.key
+      const primary = byKey.get(slot)
       if (primary === undefined) {
-        byKey.set(state.unit.key, state)
+        byKey.set(slot, state)
         primaries.push(state)
       } else if (primary.unit?.payloadHash !== state.unit.payloadHash) {
         state.outcome = { kind: 'rejected', error: new IdempotencyPayloadMismatchError(state.unit.key) }
@@ -109,7 +116,7 @@ export const sqsBatchAdapter = (config: LifecycleConfig, selection: Selection, c
       state.outcome = await claim(config, unit, lease, standing.get(unit.key))
     }
 
-    if (!isFifo(states.map((s) => s.record))) {
+    if (!fifo) {
       const probableSet = new Set(probable)
       const first = primaries.filter((s) => !probableSet.has(s))
       if (first.length > 0 && probable.length > 0 && concurrency > 1) {
@@ -178,11 +185,19 @@ export const sqsBatchAdapter = (config: LifecycleConfig, selection: Selection, c
     }
   }
 
-  /** The response index-aligned with the original records: an allSettled array, or Lambda's own shape. */
+  /**
+   * The response index-aligned with the original records: the allSettled array the handler
+   * returned, or else Lambda's own `{ batchItemFailures }`. The latter also carries the
+   * settled results under non-enumerable indexes: `@middy/sqs-partial-batch-failure`, if it
+   * is in the stack, reads `response[i]` and reports exactly, while Lambda, which receives
+   * `JSON.stringify(response)`, sees only `batchItemFailures`.
+   */
   const respond = (states: RecordState[], form: 'array' | 'native'): unknown => {
     const results = states.map(resultOf)
     if (form === 'array') return results
-    return { batchItemFailures: states.filter((_, i) => results[i]?.status === 'rejected').map((s) => ({ itemIdentifier: s.record.messageId })) }
+    const response = { batchItemFailures: states.filter((_, i) => results[i]?.status === 'rejected').map((s) => ({ itemIdentifier: s.record.messageId })) }
+    results.forEach((result, i) => { Object.defineProperty(response, i, { value: result, enumerable: false }) })
+    return response
   }
 
   const before = async (request: MiddyRequest): Promise<unknown> => {
@@ -222,8 +237,22 @@ export const sqsBatchAdapter = (config: LifecycleConfig, selection: Selection, c
     if (batch === undefined || batch.settled) return
     request.event = batch.event
     const run = claimed(batch)
-    const { form, results } = interpret(request.response, run)
     batch.settled = true
+    let answer: ReturnType<typeof interpret>
+    try {
+      answer = interpret(request.response, run)
+    } catch (error) {
+      // The handler ran but its answer cannot be read: some records may have taken effect.
+      // Keep them FAILED rather than release them to run again; the error goes on to onError.
+      config.logger.error({ message: (error as Error).message, error })
+      await forEachBounded(run, concurrency, async (state) => {
+        await keepFailed(config, state.unit as Unit, (state.outcome as { leaseToken: string }).leaseToken, error)
+        state.result = rejected(error)
+      })
+      reportBatch(batch)
+      throw error
+    }
+    const { form, results } = answer
     await forEachBounded(run, concurrency, async (state, i) => {
       const result = results[i] as PromiseSettledResult<unknown>
       const { leaseToken } = state.outcome as { leaseToken: string }
@@ -284,8 +313,11 @@ const interpret = (response: unknown, run: RecordState[]): { form: 'array' | 'na
   return { form: 'native', results: run.map(() => fulfilled(undefined)) }
 }
 
+/** An entry of `Promise.allSettled` has exactly `status` and `value`, or `status` and `reason`; anything else is a plain result. */
 const asSettled = (entry: unknown): PromiseSettledResult<unknown> => {
-  const status = (entry as { status?: unknown } | null)?.status
-  if (status === 'fulfilled' || status === 'rejected') return entry as PromiseSettledResult<unknown>
-  return fulfilled(entry)
+  if (entry === null || typeof entry !== 'object') return fulfilled(entry)
+  const keys = Object.keys(entry)
+  const { status } = entry as { status?: unknown }
+  const settled = keys.length === 2 && ((status === 'fulfilled' && keys.includes('value')) || (status === 'rejected' && keys.includes('reason')))
+  return settled ? entry as PromiseSettledResult<unknown> : fulfilled(entry)
 }

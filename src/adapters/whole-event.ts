@@ -14,6 +14,7 @@ interface Claimed { unit: Unit, leaseToken: string, settled: boolean }
  */
 export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection): Adapter => {
   const claims = new WeakMap<MiddyRequest, Claimed>()
+  const replayed = new WeakSet<MiddyRequest>()
 
   const report = (outcome: UnitOutcome): void => { reportOutcome(config.onOutcome, config.logger, outcome) }
 
@@ -37,11 +38,17 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection)
     report({ kind: 'replayed', key: unit.key })
     // Replay. `earlyResponse` (Middy >= 6) is what makes an `undefined` result a response
     // rather than "go on and run the handler".
+    replayed.add(request)
     request.earlyResponse = outcome.response
     return outcome.response
   }
 
   const after = async (request: MiddyRequest): Promise<void> => {
+    if (replayed.has(request)) {
+      // Only Middy 5 gets here: it cannot respond early with `undefined`, so it ran the handler.
+      config.logger.error({ message: 'idempotency: Middy 5 ran the handler of a duplicate whose stored result is undefined; return a value from the handler, or use Middy 6 or later' })
+      return
+    }
     const claimed = claims.get(request)
     if (claimed === undefined || claimed.settled) return
     claimed.settled = true

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import {
-  IdempotencyError,
+  asStoreError,
   IdempotencyFailedError,
   IdempotencyInProgressError,
   IdempotencyPayloadMismatchError,
@@ -8,11 +8,10 @@ import {
 } from '../errors.js'
 import { isClaimable, type IdempotencyRecord } from '../stores/store.js'
 import type { LifecycleConfig, Unit } from './config.js'
+import type { Lease } from './lease.js'
 import type { ClaimOutcome } from './outcome.js'
 import { parseResponse } from './response.js'
 
-/** The lease: from `nowMs` until `until` (epoch ms), the Lambda's own deadline. */
-export interface Lease { nowMs: number, until: number }
 
 /**
  * Claims one unit of work: one conditional write that either makes us the owner
@@ -72,8 +71,3 @@ const judge = (config: LifecycleConfig, unit: Unit, existing: IdempotencyRecord)
       return { kind: 'rejected', error: new IdempotencyStoreError('read', `key ${unit.key} has an unknown status ${String(existing.status)}`, { key: unit.key }) }
   }
 }
-
-export const asStoreError = (error: unknown, operation: IdempotencyStoreError['operation'], key: string): IdempotencyError =>
-  error instanceof IdempotencyError
-    ? error
-    : new IdempotencyStoreError(operation, `${operation} of key ${key} failed: ${(error as Error)?.message ?? String(error)}`, { key, cause: error })

@@ -1,4 +1,5 @@
-import type { Lease } from './claim.js'
+/** The lease: from `nowMs` until `until` (epoch ms), the Lambda's own deadline. */
+export interface Lease { nowMs: number, until: number }
 
 // Without a Lambda context (tests, local runs) the lease is the longest a Lambda can run:
 // https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html
@@ -10,8 +11,11 @@ const LAMBDA_MAX_TIMEOUT_MS = 15 * 60 * 1000
  */
 export const leaseFor = (context: unknown, now: () => number): Lease => {
   const nowMs = now()
-  const remaining = (context as { getRemainingTimeInMillis?: () => number } | undefined)?.getRemainingTimeInMillis
-  const ms = typeof remaining === 'function' ? remaining.call(context) : LAMBDA_MAX_TIMEOUT_MS
+  type WithDeadline = { getRemainingTimeInMillis?: () => number } | undefined
+  // Middy 7's durable execution mode keeps the Lambda context under `lambdaContext`.
+  const owner = [context as WithDeadline, (context as { lambdaContext?: WithDeadline } | undefined)?.lambdaContext]
+    .find((c) => typeof c?.getRemainingTimeInMillis === 'function')
+  const ms = owner === undefined ? LAMBDA_MAX_TIMEOUT_MS : (owner.getRemainingTimeInMillis as () => number).call(owner)
   return { nowMs, until: nowMs + (Number.isFinite(ms) ? Math.max(0, ms) : LAMBDA_MAX_TIMEOUT_MS) }
 }
 

@@ -1,5 +1,4 @@
-import { IdempotencyResponseError, toStoredError } from '../errors.js'
-import { asStoreError } from './claim.js'
+import { asStoreError, IdempotencyResponseError, toStoredError } from '../errors.js'
 import type { FailureDecision, LifecycleConfig, Unit } from './config.js'
 import { fulfilled, rejected } from './outcome.js'
 import { serialiseResponse } from './response.js'
@@ -12,9 +11,8 @@ import { serialiseResponse } from './response.js'
 export const complete = async (config: LifecycleConfig, unit: Unit, leaseToken: string, response: unknown): Promise<PromiseSettledResult<unknown>> => {
   const serialised = serialiseResponse(response)
   if (!serialised.ok) {
-    // The work happened: running it again would duplicate it, whatever the policy says.
     const error = new IdempotencyResponseError(unit.key, serialised.problem)
-    await settleFailure(config, unit, leaseToken, error, 'fail')
+    await keepFailed(config, unit, leaseToken, error)
     return rejected(error)
   }
   const expiry = Math.floor(config.now() / 1000) + config.expiresAfterSeconds
@@ -40,6 +38,14 @@ export const complete = async (config: LifecycleConfig, unit: Unit, leaseToken: 
  */
 export const fail = async (config: LifecycleConfig, unit: Unit, leaseToken: string, error: unknown): Promise<void> => {
   await settleFailure(config, unit, leaseToken, error, decide(config, unit, error))
+}
+
+/**
+ * The work ran (or may have) but its outcome cannot be stored as COMPLETED: keep the record
+ * FAILED whatever `onFailure` says, since running the work again could duplicate it.
+ */
+export const keepFailed = async (config: LifecycleConfig, unit: Unit, leaseToken: string, error: unknown): Promise<void> => {
+  await settleFailure(config, unit, leaseToken, error, 'fail')
 }
 
 const decide = (config: LifecycleConfig, unit: Unit, error: unknown): FailureDecision => {

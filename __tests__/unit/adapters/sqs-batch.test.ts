@@ -222,13 +222,69 @@ describe('SQS batch with MemoryStore', () => {
     expect(logger.lines.map((l) => l.level)).toEqual(['error'])
   })
 
-  test('a handler answer of the wrong length is a clear error and every claim is released', async () => {
+  test('a handler answer of the wrong length is a clear error, and the records that ran are kept FAILED, never re-run', async () => {
     const store = new MemoryStore()
-    const handler = middy<SQSEvent>().use(idempotency({ store, logger: false })).handler(async () => [{ status: 'fulfilled', value: 1 }])
-    const error = await handler(sqsEvent([sqsRecord('a'), sqsRecord('b')]), lambdaContext()).catch((e: unknown) => e)
-    expect(error).toBeInstanceOf(IdempotencyConfigError)
-    expect((error as Error).message).toMatch(/returned 1 results for the 2 records/)
-    expect(store.records()).toEqual([])
+    let runs = 0
+    const handler = middy<SQSEvent>()
+      .use(sqsPartialBatchFailure({ logger: false as never }))
+      .use(idempotency({ store, logger: false }))
+      .handler(async (event) => { runs += event.Records.length; return [{ status: 'fulfilled', value: 1 }] })
+    const records = [sqsRecord('a'), sqsRecord('b')]
+    expect(failedIds(await handler(sqsEvent(records), lambdaContext()))).toEqual(records.map((r) => r.messageId))
+    expect(store.records().map((r) => [r.status, r.error?.name, r.error?.message])).toEqual([
+      ['FAILED', 'IdempotencyConfigError', expect.stringMatching(/returned 1 results for the 2 records/)],
+      ['FAILED', 'IdempotencyConfigError', expect.stringMatching(/returned 1 results for the 2 records/)]
+    ])
+    expect(failedIds(await handler(sqsEvent(records.map(redelivered)), lambdaContext()))).toEqual(records.map((r) => r.messageId))
+    expect(runs).toBe(2)
+  })
+
+  test('a native { batchItemFailures } answer is reported exactly, with or without the batch middleware', async () => {
+    const store = new MemoryStore()
+    const native = async (event: SQSEvent) => ({ batchItemFailures: event.Records.filter((r) => r.body === 'bad').map((r) => ({ itemIdentifier: r.messageId })) })
+    const withBatch = middy<SQSEvent>().use(sqsPartialBatchFailure({ logger: false as never })).use(idempotency({ store, logger: false })).handler(native)
+    const alone = middy<SQSEvent>().use(idempotency({ store, logger: false })).handler(native)
+    for (const handler of [withBatch, alone]) {
+      const bad = sqsRecord('bad')
+      const response = await handler(sqsEvent([sqsRecord('good'), bad]), lambdaContext())
+      expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: bad.messageId }] })
+      // What Lambda receives is the JSON: only batchItemFailures.
+      expect(JSON.parse(JSON.stringify(response))).toEqual({ batchItemFailures: [{ itemIdentifier: bad.messageId }] })
+    }
+  })
+
+  test('a result that merely has a status field is a result, not a settled entry', async () => {
+    const store = new MemoryStore()
+    const handler = middy<SQSEvent>().use(idempotency({ store, logger: false }))
+      .handler(async (event) => await Promise.all(event.Records.map(async () => ({ status: 'rejected', reason: 'card declined', retryable: false }))))
+    const response = await handler(sqsEvent([sqsRecord('a')]), lambdaContext())
+    expect(response).toEqual([{ status: 'fulfilled', value: { status: 'rejected', reason: 'card declined', retryable: false } }])
+    expect(store.records()[0]?.status).toBe('COMPLETED')
+  })
+
+  test('FIFO: the same key in two message groups is not shared across groups, so each group keeps its order', async () => {
+    const store = new MemoryStore()
+    const seen: string[] = []
+    const handler = middy<SQSEvent>()
+      .use(idempotency({ store, namespace: 'fifo-copies', key: 'body.paymentId', logger: false }))
+      .handler(async (event) => { seen.push(...event.Records.map((r) => r.messageId)); return await Promise.allSettled(event.Records.map(async () => 1)) })
+    await store.claim({ key: storedKey('fifo-copies', 'P'), status: 'IN_PROGRESS', expiry: Date.now() / 1000 + 60, inProgressExpiry: Date.now() + 60_000, leaseToken: 'elsewhere' }, Date.now())
+    const a1 = sqsRecord({ paymentId: 'P' }, { groupId: 'A' })
+    const b1 = sqsRecord({ paymentId: 'P' }, { groupId: 'B' })
+    const b2 = sqsRecord({ paymentId: 'Q' }, { groupId: 'B' })
+    const response = await handler(sqsEvent([a1, b1, b2]), lambdaContext())
+    expect(seen).toEqual([])
+    expect(response).toEqual({ batchItemFailures: [a1, b1, b2].map((r) => ({ itemIdentifier: r.messageId })) })
+  })
+
+  test('a fair (standard) queue with MessageGroupId is not held back like FIFO', async () => {
+    const store = new MemoryStore()
+    const handler = middy<SQSEvent>().use(idempotency({ store, namespace: 'fair', key: 'body.id', logger: false }))
+      .handler(async (event) => await Promise.allSettled(event.Records.map(async () => 1)))
+    await store.claim({ key: storedKey('fair', 'busy'), status: 'IN_PROGRESS', expiry: Date.now() / 1000 + 60, inProgressExpiry: Date.now() + 60_000, leaseToken: 'elsewhere' }, Date.now())
+    const records = [sqsRecord({ id: 'busy' }, { groupId: 'tenant-1', fifo: false }), sqsRecord({ id: 'next' }, { groupId: 'tenant-1', fifo: false })]
+    const response = await handler(sqsEvent(records), lambdaContext()) as PromiseSettledResult<unknown>[]
+    expect(response.map((r) => r.status)).toEqual(['rejected', 'fulfilled'])
   })
 
   test('a policy function that throws falls back to deleting, and says so', async () => {

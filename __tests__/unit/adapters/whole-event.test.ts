@@ -1,6 +1,8 @@
 import { expect, test } from '@jest/globals'
-import { IdempotencyInProgressError, MemoryStore } from '../../../src/index.js'
+import { idempotency, IdempotencyInProgressError, MemoryStore } from '../../../src/index.js'
 import { describeWholeEvent } from '../../support/contracts/whole-event.js'
+import { batchMiddyVersions } from '../../support/middy.js'
+import { lambdaContext, recordingLogger } from '../../support/sqs.js'
 
 describeWholeEvent('MemoryStore', async () => {
   const store = new MemoryStore()
@@ -11,4 +13,15 @@ test('the in-progress error says until when, and keeps the key out of its (expos
   const error = new IdempotencyInProgressError('ns#abc', Date.UTC(2026, 0, 1))
   expect(error.message).toBe('this request is being processed by another invocation (its lease runs until 2026-01-01T00:00:00.000Z)')
   expect(error.key).toBe('ns#abc')
+})
+
+test('on Middy 5, which cannot respond early with undefined, a duplicate of an undefined result is reported loudly', async () => {
+  const middy5 = batchMiddyVersions[0]?.[1] as typeof import('@middy/core').default
+  const store = new MemoryStore()
+  const logger = recordingLogger()
+  const handler = middy5<{ id: string }, unknown>().use(idempotency({ store, key: 'id', logger })).handler(async () => undefined)
+  await handler({ id: 'a' }, lambdaContext())
+  expect(logger.lines).toEqual([])
+  await handler({ id: 'a' }, lambdaContext())
+  expect(logger.lines).toEqual([{ level: 'error', entry: { message: expect.stringMatching(/Middy 5 ran the handler of a duplicate/) } }])
 })
