@@ -376,9 +376,11 @@ describe.each(batchMiddyVersions)('SQS batch against DynamoDB Local, %s', (_, mi
     const namespace = `takeover-${Math.random()}`
     const logger = recordingLogger()
     const finishers: Array<(outcome: 'succeed' | 'fail') => void> = []
+    // The stale owner's clock stands still; the new owner's is one millisecond later, past the lease.
+    const staleNow = Date.now()
     // timeoutEarlyInMillis 0: with no time left, Middy's early timeout would fire first.
     const stale = middy<SQSEvent>({ timeoutEarlyInMillis: 0 })
-      .use(idempotency({ store: table.store, namespace, logger }))
+      .use(idempotency({ store: table.store, namespace, logger, now: () => staleNow }))
       .handler(async (event) => await Promise.allSettled(event.Records.map(async () => await new Promise((resolve, reject) => {
         finishers.push((outcome) => { if (outcome === 'succeed') resolve('stale'); else reject(new Error('late failure')) })
       }))))
@@ -387,7 +389,7 @@ describe.each(batchMiddyVersions)('SQS batch against DynamoDB Local, %s', (_, mi
       // The stale owner's lease lapses at once (remaining time 0) while its handler still runs.
       const running = stale(sqsEvent([record]), lambdaContext(0))
       await waitFor(async () => finishers.length === i + 1)
-      const fresh = consumer(async () => 'fresh', { namespace })
+      const fresh = consumer(async () => 'fresh', { namespace, now: () => staleNow + 1 })
       expect(await fresh.invoke([redelivered(record)])).toEqual({ batchItemFailures: [] })
       finishers[i]?.(outcome)
       await running

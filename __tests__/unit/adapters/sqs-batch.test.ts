@@ -134,16 +134,20 @@ describe('SQS batch with MemoryStore', () => {
 
   test('a remaining time of 0 is a lease that has already lapsed, not "no context"', async () => {
     const store = new MemoryStore()
+    let now = Date.UTC(2030, 0, 1)
     let release!: () => void
     const gate = new Promise<void>((resolve) => { release = resolve })
-    const stale = consumer(store, async () => { await gate; return 'stale' })
+    // timeoutEarlyInMillis 0: with no time left, Middy's early timeout would fire first.
+    const stale = middy<SQSEvent>({ timeoutEarlyInMillis: 0 })
+      .use(idempotency({ store, namespace: 'unit', now: () => now, logger: false }))
+      .handler(async (e) => await Promise.allSettled(e.Records.map(async () => { await gate; return 'stale' })))
     const record = sqsRecord('a')
-    const running = stale.invoke([record], lambdaContext(0))
+    const running = stale(sqsEvent([record]), lambdaContext(0))
     await waitUntil(() => store.records().length === 1)
-    const now = Date.now()
-    expect(store.records()[0]?.inProgressExpiry).toBeLessThanOrEqual(now)
-    // Lease lapsed: another invocation may take over at once.
-    const fresh = consumer(store, async () => 'fresh')
+    expect(store.records()[0]?.inProgressExpiry).toBe(now)
+    // One millisecond later the lease has lapsed: another invocation may take over at once.
+    now += 1
+    const fresh = consumer(store, async () => 'fresh', { now: () => now })
     expect(await fresh.invoke([redelivered(record)])).toEqual({ batchItemFailures: [] })
     release()
     await running
