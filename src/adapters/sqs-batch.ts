@@ -6,7 +6,7 @@ import type { LifecycleConfig, Unit } from '../lifecycle/config.js'
 import { isMiddyTimeout, leaseFor, type Lease } from '../lifecycle/lease.js'
 import { fulfilled, rejected, type ClaimOutcome } from '../lifecycle/outcome.js'
 import { prepareUnit, type Selection } from '../lifecycle/prepare.js'
-import { kindOfFailedRun, kindOfRefusal, reportOutcome, type OutcomeKind } from '../lifecycle/report.js'
+import { kindOfRefusal, reportOutcome, type OutcomeKind } from '../lifecycle/report.js'
 import { complete, fail, keepFailed } from '../lifecycle/settle.js'
 import type { IdempotencyRecord } from '../stores/store.js'
 import type { Adapter, MiddyRequest } from './adapter.js'
@@ -18,8 +18,9 @@ interface RecordState {
   unit?: Unit
   /** `copy`: the same key earlier in this batch; it shares that record's result (DESIGN §3.2). */
   outcome?: ClaimOutcome | { kind: 'copy', of: RecordState }
-  /** For a record that ran: what it reports once settled. */
+  /** For a record that ran: what it reports once settled, and what became of it. */
   result?: PromiseSettledResult<unknown>
+  settledAs?: OutcomeKind
 }
 
 interface BatchState {
@@ -176,7 +177,7 @@ export const sqsBatchAdapter = (config: LifecycleConfig, selection: Selection, c
       switch (state.outcome?.kind) {
         case 'copy': kind = 'in-batch-copy'; break
         case 'replay': kind = 'replayed'; break
-        case 'run': kind = timedOut ? 'timed-out' : error === undefined ? 'completed' : kindOfFailedRun(error); break
+        case 'run': kind = timedOut ? 'timed-out' : state.settledAs ?? 'failed'; break
         default: kind = kindOfRefusal(error)
       }
       reportOutcome(config.onOutcome, config.logger, {
@@ -248,6 +249,7 @@ export const sqsBatchAdapter = (config: LifecycleConfig, selection: Selection, c
       await forEachBounded(run, concurrency, async (state) => {
         await keepFailed(config, state.unit as Unit, (state.outcome as { leaseToken: string }).leaseToken, error)
         state.result = rejected(error)
+        state.settledAs = 'failed'
       })
       reportBatch(batch)
       throw error
@@ -258,10 +260,13 @@ export const sqsBatchAdapter = (config: LifecycleConfig, selection: Selection, c
       const { leaseToken } = state.outcome as { leaseToken: string }
       const unit = state.unit as Unit
       if (result.status === 'fulfilled') {
-        state.result = await complete(config, unit, leaseToken, result.value)
+        const settlement = await complete(config, unit, leaseToken, result.value)
+        state.result = settlement.result
+        state.settledAs = settlement.kind
       } else {
         await fail(config, unit, leaseToken, result.reason)
         state.result = result
+        state.settledAs = 'failed'
       }
     })
     request.response = respond(batch.records, form)
@@ -283,6 +288,7 @@ export const sqsBatchAdapter = (config: LifecycleConfig, selection: Selection, c
     await forEachBounded(claimed(batch), concurrency, async (state) => {
       await fail(config, state.unit as Unit, (state.outcome as { leaseToken: string }).leaseToken, request.error)
       state.result = rejected(request.error)
+      state.settledAs = 'failed'
     })
     reportBatch(batch)
   }

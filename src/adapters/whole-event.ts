@@ -2,7 +2,7 @@ import { claim } from '../lifecycle/claim.js'
 import type { LifecycleConfig, Unit } from '../lifecycle/config.js'
 import { isMiddyTimeout, leaseFor } from '../lifecycle/lease.js'
 import { prepareUnit, type Selection } from '../lifecycle/prepare.js'
-import { kindOfFailedRun, kindOfRefusal, reportOutcome, type UnitOutcome } from '../lifecycle/report.js'
+import { kindOfRefusal, reportOutcome, type UnitOutcome } from '../lifecycle/report.js'
 import { complete, fail } from '../lifecycle/settle.js'
 import type { Adapter, MiddyRequest } from './adapter.js'
 
@@ -52,12 +52,12 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection)
     const claimed = claims.get(request)
     if (claimed === undefined || claimed.settled) return
     claimed.settled = true
-    const result = await complete(config, claimed.unit, claimed.leaseToken, request.response)
+    const { result, kind } = await complete(config, claimed.unit, claimed.leaseToken, request.response)
     if (result.status === 'rejected') {
-      report({ kind: kindOfFailedRun(result.reason), key: claimed.unit.key, error: result.reason })
+      report({ kind, key: claimed.unit.key, error: result.reason })
       throw result.reason
     }
-    report({ kind: 'completed', key: claimed.unit.key })
+    report({ kind, key: claimed.unit.key })
   }
 
   const onError = async (request: MiddyRequest): Promise<void> => {

@@ -14,6 +14,11 @@ export type OutcomeKind =
   | 'completed'
   /** It ran and failed (or its result could not be stored); `onFailure` was applied. */
   | 'failed'
+  /**
+   * It ran, but its lease had lapsed and another invocation had taken the record over: the
+   * record is theirs and nothing of ours was written. Frequent ones mean work outlives its lease.
+   */
+  | 'lease-lost'
   /** COMPLETED before: the stored result was returned, nothing ran. */
   | 'replayed'
   /** The same key earlier in this batch: it shares that record's result. */
@@ -62,9 +67,6 @@ export const kindOfRefusal = (error: unknown): OutcomeKind => {
   if (error instanceof IdempotencyStoreError) return 'store-error'
   return 'failed'
 }
-
-/** The kind of outcome of a unit that ran but did not complete: a store fault, or a failure. */
-export const kindOfFailedRun = (error: unknown): OutcomeKind => error instanceof IdempotencyStoreError ? 'store-error' : 'failed'
 
 /** Calls the hook; a hook that throws must not change what happens to the work, so it is only logged. */
 export const reportOutcome = (onOutcome: ((outcome: UnitOutcome) => void) | undefined, logger: IdempotencyLogger, outcome: UnitOutcome): void => {

@@ -1,35 +1,39 @@
 import { asStoreError, IdempotencyResponseError, toStoredError } from '../errors.js'
 import type { FailureDecision, LifecycleConfig, Unit } from './config.js'
 import { fulfilled, rejected } from './outcome.js'
+import type { OutcomeKind } from './report.js'
 import { serialiseResponse } from './response.js'
+
+/** How a unit that ran ends: what it reports, and what became of it (for `onOutcome`). */
+export interface Settlement { result: PromiseSettledResult<unknown>, kind: OutcomeKind }
 
 /**
  * The handler succeeded: store its result as COMPLETED, fenced by our token.
- * Resolves to what the unit reports: fulfilled with the result, or rejected when the
- * result could not be stored (the record then fails, never a silent success).
+ * The unit reports fulfilled with the result, or rejected when the result could not be
+ * stored (the record then fails, never a silent success).
  */
-export const complete = async (config: LifecycleConfig, unit: Unit, leaseToken: string, response: unknown): Promise<PromiseSettledResult<unknown>> => {
+export const complete = async (config: LifecycleConfig, unit: Unit, leaseToken: string, response: unknown): Promise<Settlement> => {
   const serialised = serialiseResponse(response)
   if (!serialised.ok) {
     const error = new IdempotencyResponseError(unit.key, serialised.problem)
     await keepFailed(config, unit, leaseToken, error)
-    return rejected(error)
+    return { result: rejected(error), kind: 'failed' }
   }
   const expiry = Math.floor(config.now() / 1000) + config.expiresAfterSeconds
   const outcome = serialised.json === undefined ? { expiry } : { expiry, responseData: serialised.json }
   try {
-    if (await config.store.complete(unit.key, leaseToken, outcome)) {
-      config.cache?.remember({ key: unit.key, status: 'COMPLETED', ...outcome, ...(unit.payloadHash === undefined ? {} : { payloadHash: unit.payloadHash }) })
-    } else {
+    if (!await config.store.complete(unit.key, leaseToken, outcome)) {
       lostLease(config, unit, 'complete')
+      return { result: fulfilled(response), kind: 'lease-lost' }
     }
   } catch (error) {
     // The lease stays: a redelivery meets IN_PROGRESS until it lapses, then runs again.
     const storeError = asStoreError(error, 'complete', unit.key)
     config.logger.error({ message: 'idempotency: could not complete; the record keeps its lease', key: unit.key, error: storeError })
-    return rejected(storeError)
+    return { result: rejected(storeError), kind: 'store-error' }
   }
-  return fulfilled(response)
+  config.cache?.remember({ key: unit.key, status: 'COMPLETED', ...outcome, ...(unit.payloadHash === undefined ? {} : { payloadHash: unit.payloadHash }) })
+  return { result: fulfilled(response), kind: 'completed' }
 }
 
 /**

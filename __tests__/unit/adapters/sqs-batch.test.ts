@@ -138,8 +138,9 @@ describe('SQS batch with MemoryStore', () => {
     let release!: () => void
     const gate = new Promise<void>((resolve) => { release = resolve })
     // timeoutEarlyInMillis 0: with no time left, Middy's early timeout would fire first.
+    const staleOutcomes: UnitOutcome[] = []
     const stale = middy<SQSEvent>({ timeoutEarlyInMillis: 0 })
-      .use(idempotency({ store, namespace: 'unit', now: () => now, logger: false }))
+      .use(idempotency({ store, namespace: 'unit', now: () => now, logger: false, onOutcome: (o) => { staleOutcomes.push(o) } }))
       .handler(async (e) => await Promise.allSettled(e.Records.map(async () => { await gate; return 'stale' })))
     const record = sqsRecord('a')
     const running = stale(sqsEvent([record]), lambdaContext(0))
@@ -151,8 +152,9 @@ describe('SQS batch with MemoryStore', () => {
     expect(await fresh.invoke([redelivered(record)])).toEqual({ batchItemFailures: [] })
     release()
     await running
-    // The stale owner finished last but could not overwrite the new owner's record.
+    // The stale owner finished last but could not overwrite the new owner's record, and says so.
     expect(store.records()).toEqual([expect.objectContaining({ status: 'COMPLETED', responseData: '"fresh"' })])
+    expect(staleOutcomes.map((o) => o.kind)).toEqual(['lease-lost'])
   })
 
   test('without a Lambda context the lease is the longest a Lambda can run (15 minutes)', async () => {
