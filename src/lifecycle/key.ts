@@ -13,15 +13,16 @@ export type Select = (unit: unknown, context: unknown) => unknown
 
 const SEGMENT = /\[(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|(\d+))\]|\.?([^.[\]]+)/gy
 
-/** Splits `a.b[0]["c.d"]` into `['a', 'b', '0', 'c.d']`; throws on a malformed path. */
-export const parsePath = (path: string): string[] => {
+/** Splits `a.b[0]["c.d"]` into `['a', 'b', '0', 'c.d']` (a JSONPath-style `$.` root is allowed); throws on a malformed path. */
+export const parsePath = (written: string): string[] => {
+  const path = /^\$(?=[.[])/.test(written) ? written.slice(written[1] === '.' ? 2 : 1) : written
   const segments: string[] = []
   SEGMENT.lastIndex = 0
   while (SEGMENT.lastIndex < path.length) {
     const at = SEGMENT.lastIndex
     const match = SEGMENT.exec(path)
     if (match === null || (at > 0 && match[4] !== undefined && path[at] !== '.')) {
-      throw new Error(`malformed path "${path}" at character ${at}`)
+      throw new Error(`malformed path "${written}" at character ${at + written.length - path.length}`)
     }
     segments.push(match[1] ?? match[2] ?? match[3] ?? match[4] ?? '')
   }

@@ -9,6 +9,12 @@ describe('parsePath', () => {
     expect(parsePath("a['b.c'].d")).toEqual(['a', 'b.c', 'd'])
   })
 
+  test('accepts a JSONPath-style $ root', () => {
+    expect(parsePath('$.body.orderId')).toEqual(['body', 'orderId'])
+    expect(parsePath('$["body"].id')).toEqual(['body', 'id'])
+    expect(parsePath('$a')).toEqual(['$a'])
+  })
+
   test('refuses malformed paths with the position', () => {
     expect(() => parsePath('a..b')).toThrow(/malformed path "a..b" at character 1/)
     expect(() => parsePath('a.')).toThrow(/malformed/)
