@@ -41,21 +41,28 @@ defineFeature(feature, (scenario) => {
     })
   }
   const recordOf = async (orderId: string) => (await table.items()).find((i) => i.idempotencyKey === storedKeyOf(namespace, orderId))
+  type Step = (pattern: RegExp, fn: (...args: string[]) => unknown) => void
+  // Steps that several scenarios share.
+  const isProcessed = (when: Step) => { when(/^the event "(.*)" is processed$/, async (id) => { await invoke(id as string) }) }
+  const ranTimes = (then: Step) => { then(/^the business logic ran (\d+) times?$/, (n) => { expect(runs).toBe(Number(n)) }) }
+  const isCompleted = (and: Step) => {
+    and(/^the record of "(.*)" is COMPLETED with the handler's response$/, async (id) => {
+      expect(await recordOf(id as string)).toMatchObject({ status: 'COMPLETED', responseData: JSON.stringify({ orderId: id, charged: true }) })
+    })
+  }
 
   scenario('A new event is processed and its record is COMPLETED', ({ given, when, then, and }) => {
     givenHandler(given)
-    when(/^the event "(.*)" is processed$/, async (id: string) => { await invoke(id) })
-    then(/^the business logic ran (\d+) times?$/, (n: string) => { expect(runs).toBe(Number(n)) })
-    and(/^the record of "(.*)" is COMPLETED with the handler's response$/, async (id: string) => {
-      expect(await recordOf(id)).toMatchObject({ status: 'COMPLETED', responseData: JSON.stringify({ orderId: id, charged: true }) })
-    })
+    isProcessed(when)
+    ranTimes(then)
+    isCompleted(and)
   })
 
   scenario('A completed event is skipped when reprocessed', ({ given, and, when, then }) => {
     givenHandler(given)
     and(/^the event "(.*)" was processed$/, async (id: string) => { await invoke(id) })
-    when(/^the event "(.*)" is processed$/, async (id: string) => { await invoke(id) })
-    then(/^the business logic ran (\d+) times?$/, (n: string) => { expect(runs).toBe(Number(n)) })
+    isProcessed(when)
+    ranTimes(then)
     and('the invocation returned the stored response', () => {
       expect(outcomes[1]).toEqual(outcomes[0])
       expect(outcomes[1]).toEqual({ ok: true, value: { orderId: 'order-2', charged: true } })
@@ -65,16 +72,14 @@ defineFeature(feature, (scenario) => {
   scenario('A failed event is retried and then COMPLETED', ({ given, and, when, then }) => {
     givenHandler(given)
     and('the business logic fails on its first attempt', () => { failFirst = true })
-    when(/^the event "(.*)" is processed$/, async (id: string) => { await invoke(id) })
+    isProcessed(when)
     then('the invocation failed with the business error', () => {
       expect(outcomes[0]).toEqual({ ok: false, error: new Error('payment provider unavailable') })
     })
     and(/^there is no record of "(.*)"$/, async (id: string) => { expect(await recordOf(id)).toBeUndefined() })
-    when(/^the event "(.*)" is processed$/, async (id: string) => { await invoke(id) })
-    then(/^the business logic ran (\d+) times?$/, (n: string) => { expect(runs).toBe(Number(n)) })
-    and(/^the record of "(.*)" is COMPLETED with the handler's response$/, async (id: string) => {
-      expect(await recordOf(id)).toMatchObject({ status: 'COMPLETED', responseData: JSON.stringify({ orderId: id, charged: true }) })
-    })
+    isProcessed(when)
+    ranTimes(then)
+    isCompleted(and)
   })
 
   scenario('Two concurrent attempts on a new event run it once', ({ given, when, then, and }) => {
@@ -89,7 +94,7 @@ defineFeature(feature, (scenario) => {
         if (++answered === Number(n) - 1) othersDone()
       }))
     })
-    then(/^the business logic ran (\d+) times?$/, (n: string) => { expect(runs).toBe(Number(n)) })
+    ranTimes(then)
     and('one invocation succeeded and the other was told the event is in progress (409)', () => {
       expect(outcomes.filter((o) => o.ok)).toHaveLength(1)
       const [conflict] = outcomes.filter((o) => !o.ok) as Array<{ error: IdempotencyInProgressError }>

@@ -1,4 +1,4 @@
-import { IdempotencyError, IdempotencyKeyError } from '../errors.js'
+import { IdempotencyKeyError } from '../errors.js'
 import type { Unit } from './config.js'
 import { hashOf, storedKey, type Select } from './key.js'
 
@@ -14,32 +14,25 @@ export interface Selection {
 /**
  * Computes key and payload hash once, before the handler runs, so a handler that
  * mutates its input cannot change them. `label` names the unit in errors.
- * Throws `IdempotencyKeyError` naming what was wrong.
+ * Throws `IdempotencyKeyError` naming the unit and what was wrong.
  */
 export const prepareUnit = (selection: Selection, input: unknown, context: unknown, attempt: number, label: string): Unit => {
-  try {
-    const key = selection.key(input, context)
-    if (key === undefined || key === null || key === '') {
-      throw new IdempotencyKeyError(`the key is empty (${selection.keyName} found nothing): nothing to identify the work by`)
-    }
-    let stored: string
+  /** Runs one step; any failure becomes an IdempotencyKeyError that names the unit. */
+  const step = <T>(problem: string, run: () => T): T => {
     try {
-      stored = storedKey(selection.namespace, key)
+      return run()
     } catch (error) {
-      throw new IdempotencyKeyError(`the key from ${selection.keyName} cannot be hashed: ${(error as Error).message}`, error)
+      // The selectors already say what went wrong; anything else is a hashing problem.
+      if (error instanceof IdempotencyKeyError) throw new IdempotencyKeyError(`${label}: ${error.message}`, error.cause)
+      throw new IdempotencyKeyError(`${label}: ${problem}: ${(error as Error)?.message ?? String(error)}`, error)
     }
-    const unit: Unit = { key: stored, attempt }
-    if (selection.payload !== undefined) {
-      try {
-        unit.payloadHash = hashOf(selection.payload(input, context))
-      } catch (error) {
-        if (error instanceof IdempotencyError) throw error
-        throw new IdempotencyKeyError(`the payload cannot be hashed: ${(error as Error).message}`, error)
-      }
-    }
-    return unit
-  } catch (error) {
-    const message = `${label}: ${(error as Error)?.message ?? String(error)}`
-    throw new IdempotencyKeyError(message, error instanceof IdempotencyError ? error.cause : error)
   }
+  const key = step('the key cannot be taken', () => selection.key(input, context))
+  if (key === undefined || key === null || key === '') {
+    throw new IdempotencyKeyError(`${label}: the key is empty (${selection.keyName} found nothing): nothing to identify the work by`)
+  }
+  const unit: Unit = { key: step(`the key from ${selection.keyName} cannot be hashed`, () => storedKey(selection.namespace, key)), attempt }
+  const { payload } = selection
+  if (payload !== undefined) unit.payloadHash = step('the payload cannot be hashed', () => hashOf(payload(input, context)))
+  return unit
 }
