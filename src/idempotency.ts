@@ -1,8 +1,10 @@
-import { isSqsEvent, sqsBatchAdapter } from './adapters/sqs-batch.js'
 import { wholeEventAdapter } from './adapters/whole-event.js'
+import { batchAdapter } from './batch/batch-adapter.js'
+import { sourceByMode, sourceOf } from './sources/index.js'
+import type { BatchSource } from './sources/source.js'
 import type { Adapter, MiddyRequest } from './adapters/adapter.js'
 import type { LifecycleConfig } from './lifecycle/config.js'
-import { compileSelector } from './lifecycle/key.js'
+import { compileSelector, type Selector } from './lifecycle/key.js'
 import { LocalCache } from './lifecycle/local-cache.js'
 import { resolveOptions, type IdempotencyOptions } from './options.js'
 
@@ -46,18 +48,32 @@ export const idempotency = (options: IdempotencyOptions): IdempotencyMiddleware 
     ...(resolved.onOutcome === undefined ? {} : { onOutcome: resolved.onOutcome }),
     ...(resolved.localCacheSize > 0 ? { cache: new LocalCache(resolved.localCacheSize) } : {})
   }
-  const selection = (mode: 'sqs' | 'event') => {
-    const key = compileSelector(resolved.key ?? (mode === 'sqs' ? 'messageId' : wholeUnit), 'key')
-    const payload = resolved.payload === false ? undefined : compileSelector(resolved.payload ?? (mode === 'sqs' ? 'body' : eventPayload), 'payload')
+  const selection = (defaults: { key: Selector, payload: Selector }, defaultKeyName: string) => {
+    const key = compileSelector(resolved.key ?? defaults.key, 'key')
+    const payload = resolved.payload === false ? undefined : compileSelector(resolved.payload ?? defaults.payload, 'payload')
     const keyName = typeof resolved.key === 'string'
       ? `key path "${resolved.key}"`
-      : resolved.key === undefined ? (mode === 'sqs' ? 'key path "messageId"' : 'the event') : 'the key function'
+      : resolved.key === undefined ? defaultKeyName : 'the key function'
     return { namespace: resolved.namespace, key, keyName, ...(payload === undefined ? {} : { payload }) }
   }
-  const sqs = sqsBatchAdapter(config, selection('sqs'), resolved.concurrency)
-  const event = wholeEventAdapter(config, selection('event'))
-  const adapterFor = (request: MiddyRequest): Adapter =>
-    resolved.mode === 'sqs' || (resolved.mode === 'auto' && isSqsEvent(request.event)) ? sqs : event
+  // One adapter per batch source, made the first time the source is met.
+  const batchAdapters = new Map<BatchSource, Adapter>()
+  const adapterOf = (source: BatchSource): Adapter => {
+    let adapter = batchAdapters.get(source)
+    if (adapter === undefined) {
+      const keyName = typeof source.defaults.key === 'string' ? `key path "${source.defaults.key}"` : 'the default key'
+      adapter = batchAdapter(config, source, selection(source.defaults, keyName), { concurrency: resolved.concurrency, timeoutMarginMs: resolved.timeoutMarginMs })
+      batchAdapters.set(source, adapter)
+    }
+    return adapter
+  }
+  const event = wholeEventAdapter(config, selection({ key: wholeUnit, payload: eventPayload }, 'the event'))
+  const forced = resolved.mode === 'auto' || resolved.mode === 'event' ? undefined : sourceByMode(resolved.mode)
+  const adapterFor = (request: MiddyRequest): Adapter => {
+    if (resolved.mode === 'event') return event
+    const source = forced ?? sourceOf(request.event)
+    return source === undefined ? event : adapterOf(source)
+  }
 
   const chosen = new WeakMap<MiddyRequest, Adapter>()
 

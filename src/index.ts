@@ -5,7 +5,8 @@ export type { Selector } from './lifecycle/key.js'
 export type { OutcomeKind, UnitOutcome } from './lifecycle/report.js'
 export { DynamoDBStore, type DynamoDBStoreOptions, type DynamoDBSender } from './stores/dynamodb-store.js'
 export { MemoryStore } from './stores/memory-store.js'
-export type { IdempotencyStore, IdempotencyRecord, ClaimRecord, RecordStatus } from './stores/store.js'
+export type { IdempotencyStore, IdempotencyRecord, ClaimRecord, RecordStatus, TransactItem, TransactEntry, CommitResult } from './stores/store.js'
+export { perRecord, type PerRecordOptions, type PerRecordHandler, type RecordTools } from './per-record.js'
 export {
   IdempotencyError,
   IdempotencyInProgressError,
@@ -15,6 +16,8 @@ export {
   IdempotencyStoreError,
   IdempotencyResponseError,
   IdempotencyHeldBackError,
+  IdempotencyTransactError,
+  IdempotencyLeaseLostError,
   IdempotencyConfigError,
   type StoredError,
   type StoreOperation

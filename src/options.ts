@@ -72,6 +72,12 @@ export interface IdempotencyOptions {
    * the default is none. [0]
    */
   clockSkewMs?: number
+  /**
+   * How close to the Lambda deadline a failure counts as a timeout, in milliseconds: the work
+   * may still be running, so its lease is kept (it lapses at the deadline) instead of being
+   * released for a retry to run it twice. Set it to at least your Middy `timeoutEarlyInMillis`. [1000]
+   */
+  timeoutMarginMs?: number
   /** The clock, epoch milliseconds: for tests that move time. [`Date.now`] */
   now?: () => number
 }
@@ -93,6 +99,7 @@ export const defaults = {
   concurrency: 50,
   localCacheSize: 0,
   clockSkewMs: 0,
+  timeoutMarginMs: 1000,
   now: Date.now
 }
 
@@ -121,6 +128,7 @@ export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => 
     (options.logger !== undefined && options.logger !== false && (typeof options.logger?.warn !== 'function' || typeof options.logger?.error !== 'function') && 'logger must have warn and error functions, or be false') ||
     (options.onOutcome !== undefined && typeof options.onOutcome !== 'function' && 'onOutcome must be a function') ||
     (options.clockSkewMs !== undefined && !(Number.isSafeInteger(options.clockSkewMs) && options.clockSkewMs >= 0) && 'clockSkewMs must be an integer of 0 or more') ||
+    (options.timeoutMarginMs !== undefined && !(Number.isSafeInteger(options.timeoutMarginMs) && options.timeoutMarginMs >= 0) && 'timeoutMarginMs must be an integer of 0 or more') ||
     (options.now !== undefined && typeof options.now !== 'function' && 'now must be a function returning epoch milliseconds')
   if (problem !== false) throw new IdempotencyConfigError(`idempotency: ${problem}`)
 

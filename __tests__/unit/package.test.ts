@@ -22,8 +22,8 @@ test('the built entry point exports the public contract', async () => {
   const built = await import('../../dist/index.js' as string) as Record<string, unknown>
   expect(Object.keys(built).sort()).toEqual([
     'DynamoDBStore', 'IdempotencyConfigError', 'IdempotencyError', 'IdempotencyFailedError', 'IdempotencyHeldBackError',
-    'IdempotencyInProgressError', 'IdempotencyKeyError', 'IdempotencyPayloadMismatchError', 'IdempotencyResponseError',
-    'IdempotencyStoreError', 'MemoryStore', 'default', 'idempotency'
+    'IdempotencyInProgressError', 'IdempotencyKeyError', 'IdempotencyLeaseLostError', 'IdempotencyPayloadMismatchError', 'IdempotencyResponseError',
+    'IdempotencyStoreError', 'IdempotencyTransactError', 'MemoryStore', 'default', 'idempotency', 'perRecord'
   ])
   expect(built.default).toBe(built.idempotency)
 })

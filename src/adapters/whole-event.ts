@@ -3,7 +3,7 @@ import type { LifecycleConfig, Unit } from '../lifecycle/config.js'
 import { isMiddyTimeout, leaseFor } from '../lifecycle/lease.js'
 import { prepareUnit, type Selection } from '../lifecycle/prepare.js'
 import { kindOfRefusal, reportOutcome, type UnitOutcome } from '../lifecycle/report.js'
-import { complete, fail } from '../lifecycle/settle.js'
+import { applyOnFailure, complete } from '../lifecycle/settle.js'
 import type { Adapter, MiddyRequest } from './adapter.js'
 
 interface Claimed { unit: Unit, leaseToken: string, settled: boolean }
@@ -69,7 +69,7 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection)
       report({ kind: 'timed-out', key: claimed.unit.key, error: request.error })
       return
     }
-    await fail(config, claimed.unit, claimed.leaseToken, request.error)
+    await applyOnFailure(config, claimed.unit, claimed.leaseToken, request.error)
     report({ kind: 'failed', key: claimed.unit.key, error: request.error })
   }
 

@@ -51,6 +51,8 @@ export interface UnitOutcome {
   kind: OutcomeKind
   /** The stored key, when one could be taken. */
   key?: string
+  /** Batch modes: the record's `itemIdentifier` (an SQS messageId, a stream sequence number). */
+  id?: string
   /** SQS batch mode: the record's messageId. */
   messageId?: string
   /** Why it did not complete, when it did not. */

@@ -37,11 +37,21 @@ export const complete = async (config: LifecycleConfig, unit: Unit, leaseToken: 
 }
 
 /**
- * The work failed: apply the `onFailure` policy (release or keep as FAILED), fenced by
- * our token. Never throws: a store fault here is logged, and the lease then simply lapses.
+ * The work failed: apply the `onFailure` policy — release the record (it may be deleted) or
+ * keep it FAILED — fenced by our token. Never throws: a store fault here is logged, and the
+ * lease then simply lapses.
  */
-export const fail = async (config: LifecycleConfig, unit: Unit, leaseToken: string, error: unknown): Promise<void> => {
+export const applyOnFailure = async (config: LifecycleConfig, unit: Unit, leaseToken: string, error: unknown): Promise<void> => {
   await settleFailure(config, unit, leaseToken, error, decide(config, unit, error))
+}
+
+/**
+ * The work was never attempted (held back behind its ordering group, or not started before
+ * the deadline): release the record whatever `onFailure` says, so a redelivery runs it.
+ * Keeping it FAILED would fail, until its expiry, work that never ran.
+ */
+export const releaseUnattempted = async (config: LifecycleConfig, unit: Unit, leaseToken: string): Promise<void> => {
+  await settleFailure(config, unit, leaseToken, undefined, 'delete')
 }
 
 /**
@@ -84,6 +94,6 @@ const settleFailure = async (config: LifecycleConfig, unit: Unit, leaseToken: st
 }
 
 /** Somebody claimed the key after our lease lapsed: their record is theirs, we write nothing. */
-const lostLease = (config: LifecycleConfig, unit: Unit, operation: string): void => {
+export const lostLease = (config: LifecycleConfig, unit: Unit, operation: string): void => {
   config.logger.warn({ message: `idempotency: lease lost before ${operation}; the record now belongs to another invocation and was left alone`, key: unit.key })
 }

@@ -8,7 +8,8 @@ import {
   type DynamoDBClientConfig
 } from '@aws-sdk/client-dynamodb'
 import { IdempotencyConfigError, IdempotencyStoreError, type StoredError, type StoreOperation } from '../errors.js'
-import type { ClaimRecord, IdempotencyRecord, IdempotencyStore, RecordStatus } from './store.js'
+import { commitTransaction } from './dynamodb-commit.js'
+import type { ClaimRecord, CommitResult, IdempotencyRecord, IdempotencyStore, RecordStatus, TransactItem } from './store.js'
 
 /** Anything with the SDK v3 `send`: a `DynamoDBClient` or a `DynamoDBDocumentClient`. */
 export interface DynamoDBSender {
@@ -71,7 +72,9 @@ const ACTION: Record<StoreOperation, string> = {
   complete: 'dynamodb:UpdateItem',
   fail: 'dynamodb:UpdateItem',
   release: 'dynamodb:DeleteItem',
-  read: 'dynamodb:BatchGetItem'
+  read: 'dynamodb:BatchGetItem',
+  // TransactWriteItems is authorised per entry: UpdateItem here, and on the tables `transact` writes.
+  commit: 'dynamodb:UpdateItem (and the actions of your transact writes)'
 }
 
 // BatchGetItem takes at most 100 keys per request:
@@ -194,6 +197,17 @@ export class DynamoDBStore implements IdempotencyStore {
       }
     }))
     return found
+  }
+
+  async commit (key: string, leaseToken: string, outcome: { expiry: number, responseData?: string }, writes: readonly TransactItem[]): Promise<CommitResult> {
+    const n = this.#names
+    const nativeKey: Record<string, string> = { [n.keyAttr]: key }
+    if (n.sortKeyAttr !== undefined) nativeKey[n.sortKeyAttr] = this.#sortKeyValue
+    try {
+      return await commitTransaction({ client: this.#client, tableName: this.tableName, key: nativeKey, names: n }, leaseToken, outcome, writes)
+    } catch (error) {
+      throw this.#storeError('commit', key, error)
+    }
   }
 
   async #fenced (operation: 'complete' | 'fail' | 'release', key: string, leaseToken: string,

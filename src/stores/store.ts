@@ -65,7 +65,49 @@ export interface IdempotencyStore {
    * 100 keys costs less than 100 refused writes. Keys it does not return are claimed.
    */
   read?: (keys: readonly string[]) => Promise<Map<string, IdempotencyRecord>>
+  /**
+   * Optional: applies `writes` and marks the record COMPLETED (fenced by `leaseToken`, and
+   * only while it is IN_PROGRESS) all or nothing, in one transaction. A commit whose answer
+   * was lost and is retried must not fail on its own completion. Without it, `transact`
+   * fails the record with a clear error.
+   */
+  commit?: (key: string, leaseToken: string, outcome: { expiry: number, responseData?: string }, writes: readonly TransactItem[]) => Promise<CommitResult>
 }
+
+/**
+ * One write of `transact`, in the SDK's `TransactWriteItems` entry shape with native values,
+ * as `@aws-sdk/lib-dynamodb`'s `TransactWriteCommand` takes them.
+ *
+ * @example
+ * ```ts
+ * const reserve: TransactItem = {
+ *   Update: {
+ *     TableName: 'Stock', Key: { sku: 'A-1' }, UpdateExpression: 'ADD reserved :one',
+ *     ConditionExpression: 'available > reserved', ExpressionAttributeValues: { ':one': 1 }
+ *   }
+ * }
+ * ```
+ */
+export type TransactItem =
+  | { Put: TransactEntry & { Item: Record<string, unknown> } }
+  | { Update: TransactEntry & { Key: Record<string, unknown>, UpdateExpression: string } }
+  | { Delete: TransactEntry & { Key: Record<string, unknown> } }
+  | { ConditionCheck: TransactEntry & { Key: Record<string, unknown>, ConditionExpression: string } }
+
+/** What every `TransactItem` operation shares. */
+export interface TransactEntry {
+  TableName: string
+  ConditionExpression?: string
+  ExpressionAttributeNames?: Record<string, string>
+  ExpressionAttributeValues?: Record<string, unknown>
+  ReturnValuesOnConditionCheckFailure?: 'ALL_OLD' | 'NONE'
+}
+
+/** What became of a commit: applied, refused by our fence (lease lost), or refused by one of the writes. */
+export type CommitResult =
+  | { status: 'committed' }
+  | { status: 'lease-lost' }
+  | { status: 'refused', entry?: number, code: string, message: string }
 
 /** True when `record` no longer stands in the way of a claim at `nowMs` (DESIGN §2, one unit per attribute). */
 export const isClaimable = (record: IdempotencyRecord, nowMs: number): boolean =>

@@ -352,7 +352,7 @@ describe('SQS batch with MemoryStore', () => {
       [records[6]?.messageId, 'in-progress']
     ])
     expect(outcomes[4]?.error).toEqual(new Error('boom'))
-    expect(outcomes[6]).toEqual({ kind: 'in-progress', key: busyKey, messageId: records[6]?.messageId, error: expect.any(IdempotencyInProgressError) })
+    expect(outcomes[6]).toEqual({ kind: 'in-progress', key: busyKey, id: records[6]?.messageId, messageId: records[6]?.messageId, error: expect.any(IdempotencyInProgressError) })
   })
 
   test('an onOutcome hook that throws is logged and changes nothing', async () => {

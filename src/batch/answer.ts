@@ -1,0 +1,76 @@
+import { IdempotencyConfigError } from '../errors.js'
+import { fulfilled, rejected } from '../lifecycle/outcome.js'
+import { kindOfRefusal, reportOutcome, type OutcomeKind } from '../lifecycle/report.js'
+import { resultOf } from './settle-record.js'
+import type { BatchState, RecordState } from './state.js'
+
+/** How the handler answered: its `Promise.allSettled` array, or Lambda's own `{ batchItemFailures }`. */
+export type AnswerForm = 'array' | 'native'
+
+/** Maps the handler's answer back onto the records it was given (DESIGN §3.5). */
+export const readAnswer = (response: unknown, run: readonly RecordState[]): { form: AnswerForm, results: Array<PromiseSettledResult<unknown>> } => {
+  if (Array.isArray(response)) {
+    if (response.length !== run.length) {
+      throw new IdempotencyConfigError(`idempotency: the handler returned ${response.length} results for the ${run.length} records it was given; ` +
+        'use perRecord(fn), or return Promise.allSettled(event.Records.map(...)) or { batchItemFailures }')
+    }
+    return { form: 'array', results: response.map(asSettled) }
+  }
+  const failures = (response as { batchItemFailures?: unknown } | null | undefined)?.batchItemFailures
+  if (Array.isArray(failures)) {
+    const failed = new Set(failures.map((f) => (f as { itemIdentifier?: unknown } | null)?.itemIdentifier))
+    return {
+      form: 'native',
+      results: run.map((s) => failed.has(s.id) ? rejected(new Error(`${s.id} was reported in batchItemFailures by the handler`)) : fulfilled(undefined))
+    }
+  }
+  // No per-record answer (undefined, or anything else): Lambda reads that as "all succeeded".
+  return { form: 'native', results: run.map(() => fulfilled(undefined)) }
+}
+
+/** An entry of `Promise.allSettled` has exactly `status` and `value`, or `status` and `reason`; anything else is a plain result. */
+const asSettled = (entry: unknown): PromiseSettledResult<unknown> => {
+  if (entry === null || typeof entry !== 'object') return fulfilled(entry)
+  const keys = Object.keys(entry)
+  const { status } = entry as { status?: unknown }
+  const settled = keys.length === 2 && ((status === 'fulfilled' && keys.includes('value')) || (status === 'rejected' && keys.includes('reason')))
+  return settled ? entry as PromiseSettledResult<unknown> : fulfilled(entry)
+}
+
+/**
+ * The response, index-aligned with the records Lambda delivered: the settled array, or
+ * Lambda's own `{ batchItemFailures }`. The latter also carries the settled results under
+ * non-enumerable indexes: `@middy/sqs-partial-batch-failure`, if it is in the stack, reads
+ * `response[i]` and reports exactly, while Lambda, which receives `JSON.stringify(response)`,
+ * sees only `batchItemFailures`.
+ */
+export const answerBatch = (batch: BatchState, form: AnswerForm): unknown => {
+  const results = batch.records.map(resultOf)
+  if (form === 'array' && batch.source.answer === 'settled') return results
+  const response = { batchItemFailures: batch.records.filter((_, i) => results[i]?.status === 'rejected').map((s) => ({ itemIdentifier: s.id })) }
+  results.forEach((result, i) => { Object.defineProperty(response, i, { value: result, enumerable: false }) })
+  return response
+}
+
+/** Tells `onOutcome` what became of every record of the batch, once it is known. */
+export const reportBatch = (batch: BatchState): void => {
+  const { onOutcome, logger } = batch.config
+  if (onOutcome === undefined) return
+  for (const state of batch.records) {
+    const result = resultOf(state)
+    const error = result.status === 'rejected' ? result.reason : undefined
+    reportOutcome(onOutcome, logger, {
+      kind: kindOf(state, error), id: state.id, ...(batch.source.mode === 'sqs' ? { messageId: state.id } : {}),
+      ...(state.unit === undefined ? {} : { key: state.unit.key }), ...(error === undefined ? {} : { error })
+    })
+  }
+}
+
+const kindOf = (state: RecordState, error: unknown): OutcomeKind => {
+  switch (state.outcome?.kind) {
+    case 'copy': return 'in-batch-copy'
+    case 'replay': return 'replayed'
+    case 'run': return state.settledAs ?? (state.phase === 'not-started' ? 'held-back' : 'timed-out')
+    default: return kindOfRefusal(error)
+  }
+}

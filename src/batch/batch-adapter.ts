@@ -1,0 +1,158 @@
+import { forEachBounded } from '../bounded.js'
+import { IdempotencyConfigError, IdempotencyHeldBackError } from '../errors.js'
+import type { LifecycleConfig, Unit } from '../lifecycle/config.js'
+import { leaseFor } from '../lifecycle/lease.js'
+import { rejected } from '../lifecycle/outcome.js'
+import type { Selection } from '../lifecycle/prepare.js'
+import { keepFailed } from '../lifecycle/settle.js'
+import { originalError, timedOut, watchErrors } from '../lifecycle/timeout.js'
+import { recordsOf, type BatchSource } from '../sources/source.js'
+import type { Adapter, MiddyRequest } from '../adapters/adapter.js'
+import { answerBatch, readAnswer, reportBatch } from './answer.js'
+import { claimBatch, prepareRecords } from './claim-batch.js'
+import { resultOf, settleRecord } from './settle-record.js'
+import { forgetBatch, registerBatch, type BatchState, type RecordState } from './state.js'
+
+export interface BatchAdapterOptions { concurrency: number, timeoutMarginMs: number }
+
+/**
+ * The Middy hooks of one batch source (DESIGN §3, §8). `before` claims every record and hands
+ * the handler only those it must run; each record is settled as soon as its work ends
+ * (`perRecord`) or, for a hand-written handler, in `after`; `after` and `onError` restore the
+ * delivered event and answer index-aligned with it.
+ */
+export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selection: Selection, options: BatchAdapterOptions): Adapter => {
+  const batches = new WeakMap<MiddyRequest, BatchState>()
+  const { concurrency } = options
+
+  const before = async (request: MiddyRequest): Promise<unknown> => {
+    const event = request.event as { Records: unknown[] }
+    if (recordsOf(event) === undefined) {
+      const error = new IdempotencyConfigError(`idempotency: mode '${source.mode}' expects ${source.eventName} (a Records array of ${source.eventSource} records)`)
+      // Logged as well as thrown: @middy/sqs-partial-batch-failure's onError turns an event
+      // without Records into an empty batchItemFailures, which would hide it.
+      config.logger.error({ message: error.message, error })
+      throw error
+    }
+    watchErrors(request)
+    const lease = leaseFor(request.context, config.now)
+    const records = prepareRecords(source, selection, event.Records, request.context)
+    const batch: BatchState = { source, config, concurrency, event, records, run: [], lease, context: request.context, scheduled: false, closed: false, answered: false }
+    // Registered before claiming, so that onError can release whatever was claimed should anything below throw.
+    batches.set(request, batch)
+    await claimBatch(config, source, concurrency, records, lease)
+    batch.run = records.filter((s) => s.outcome?.kind === 'run')
+    for (const state of batch.run) state.phase = 'handed'
+    if (batch.run.length === 0) {
+      // Nothing to run, so the handler must not be called. Returning early skips every
+      // `after` hook, the batch middleware's too, so the answer is already in Lambda's
+      // own `{ batchItemFailures }` shape (DESIGN §3.4, §3.7).
+      batch.answered = true
+      for (const state of records) {
+        const result = resultOf(state)
+        if (result.status === 'rejected') config.logger.warn({ message: 'idempotency: record reported failed', id: state.id, error: result.reason })
+      }
+      reportBatch(batch)
+      return answerBatch(batch, 'native')
+    }
+    const handed = { ...event, Records: batch.run.map((s) => s.record) }
+    registerBatch(handed, batch)
+    request.event = handed
+    return undefined
+  }
+
+  const after = async (request: MiddyRequest): Promise<void> => {
+    const batch = batches.get(request)
+    if (batch === undefined || batch.answered) return
+    request.event = batch.event
+    if (batch.closed) {
+      // perRecord saw Middy's signal abort, and a `timeoutEarlyResponse` answered for it.
+      await closeOnTimeout(batch)
+      return answer(request, batch, 'native')
+    }
+    let read: ReturnType<typeof readAnswer>
+    try {
+      read = readAnswer(request.response, batch.run)
+    } catch (error) {
+      if (timedOut(request, options.timeoutMarginMs, config.now)) {
+        await closeOnTimeout(batch)
+        return answer(request, batch, 'native')
+      }
+      // The handler ran but its answer cannot be read: some records may have taken effect.
+      // Keep them FAILED rather than release them to run again; the error goes on to onError.
+      config.logger.error({ message: (error as Error).message, error })
+      await settleUnsettled(batch, async (state) => {
+        await keepFailed(config, state.unit as Unit, leaseOf(state), error)
+        Object.assign(state, { result: rejected(error), settledAs: 'failed', phase: 'settled' })
+      })
+      batch.answered = true
+      reportBatch(batch)
+      forgetBatch(batch)
+      throw error
+    }
+    await forEachBounded(batch.run, concurrency, async (state, i) => {
+      await settleRecord(batch, state, read.results[i] as PromiseSettledResult<unknown>)
+    })
+    answer(request, batch, read.form)
+  }
+
+  const onError = async (request: MiddyRequest): Promise<void> => {
+    const batch = batches.get(request)
+    if (batch === undefined) return
+    request.event = batch.event
+    if (batch.answered) return
+    if (batch.closed || timedOut(request, options.timeoutMarginMs, config.now)) {
+      await closeOnTimeout(batch)
+    } else {
+      batch.closed = true
+      const error = originalError(request)
+      await settleUnsettled(batch, async (state) => {
+        // A record perRecord is still running settles itself when its work ends.
+        if (state.phase === 'running') return
+        const started = !batch.scheduled || state.phase !== 'handed'
+        await settleRecord(batch, state, rejected(started ? error : notStarted('the handler failed before it started')))
+      })
+    }
+    // A middleware inside ours answered the error (a misordered batch middleware, built on
+    // the records the handler saw): the answer must cover every delivered record.
+    if (request.response !== undefined) answer(request, batch, 'native')
+    else finish(batch)
+  }
+
+  /**
+   * The deadline came (DESIGN §3.8, §5): records still running keep their leases (they lapse
+   * with this invocation); records `perRecord` had not started are released, never run twice.
+   */
+  const closeOnTimeout = async (batch: BatchState): Promise<void> => {
+    batch.closed = true
+    const running = batch.run.filter((s) => s.phase === 'running' || s.phase === 'settling' || (s.phase === 'handed' && !batch.scheduled))
+    if (running.length > 0) config.logger.warn({ message: 'idempotency: timed out; leases of running records kept until they lapse', keys: running.map((s) => s.unit?.key) })
+    await settleUnsettled(batch, async (state) => {
+      if (batch.scheduled && (state.phase === 'handed' || state.phase === 'not-started')) {
+        state.phase = 'not-started'
+        await settleRecord(batch, state, rejected(notStarted('the invocation timed out before it started')))
+      }
+    })
+  }
+
+  const settleUnsettled = async (batch: BatchState, settle: (state: RecordState) => Promise<void>): Promise<void> => {
+    await forEachBounded(batch.run.filter((s) => s.phase !== 'settled' && s.phase !== 'settling'), concurrency, settle)
+  }
+
+  const answer = (request: MiddyRequest, batch: BatchState, form: 'array' | 'native'): void => {
+    request.response = answerBatch(batch, form)
+    finish(batch)
+  }
+
+  const finish = (batch: BatchState): void => {
+    batch.answered = true
+    reportBatch(batch)
+    forgetBatch(batch)
+  }
+
+  return { before, after, onError }
+}
+
+const leaseOf = (state: RecordState): string => (state.outcome as { leaseToken: string }).leaseToken
+
+const notStarted = (why: string): IdempotencyHeldBackError => new IdempotencyHeldBackError(why)

@@ -1,0 +1,130 @@
+import { forEachBounded } from '../bounded.js'
+import { IdempotencyConfigError, IdempotencyHeldBackError, IdempotencyKeyError, IdempotencyPayloadMismatchError } from '../errors.js'
+import { claim } from '../lifecycle/claim.js'
+import type { LifecycleConfig, Unit } from '../lifecycle/config.js'
+import type { Lease } from '../lifecycle/lease.js'
+import { prepareUnit, type Selection } from '../lifecycle/prepare.js'
+import type { IdempotencyRecord } from '../stores/store.js'
+import type { BatchSource } from '../sources/source.js'
+import type { RecordState } from './state.js'
+
+// BatchGetItem reads at most 100 keys per request:
+// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchGetItem.html
+const READ_SLICE = 100
+
+/** Identity, ordering group, key and payload hash of every record, taken before the handler can mutate them. */
+export const prepareRecords = (source: BatchSource, selection: Selection, records: readonly unknown[], context: unknown): RecordState[] => {
+  const groupOf = source.orderingGroups(records)
+  return records.map((record) => {
+    const id = record === null || typeof record !== 'object' ? undefined : source.itemIdentifier(record)
+    if (id === undefined) {
+      throw new IdempotencyConfigError(`idempotency: every ${source.eventSource} record needs ${source.identityName} (it is how a failure is reported)`)
+    }
+    const state: RecordState = { record, id, ...(groupOf === undefined ? {} : { group: groupOf(record) }) }
+    try {
+      state.unit = prepareUnit(selection, record, context, source.attempt(record), source.label(record))
+    } catch (error) {
+      state.outcome = { kind: 'rejected', error: error as IdempotencyKeyError }
+    }
+    return state
+  })
+}
+
+/**
+ * Claims every record of the batch (DESIGN §3.1–3.3): copies of a key share its first
+ * record's fate, probable duplicates are read in bulk first, and in an ordered source a
+ * group stops at its first record that cannot run.
+ */
+export const claimBatch = async (config: LifecycleConfig, source: BatchSource, concurrency: number, states: RecordState[], lease: Lease): Promise<void> => {
+  const ordered = states.some((s) => s.group !== undefined)
+  const primaries: RecordState[] = []
+  const bySlot = new Map<string, RecordState>()
+  for (const state of states) {
+    if (state.unit === undefined) continue
+    // In an ordered source a copy shares its original's fate only within its own group:
+    // across groups it is claimed on its own (and meets the original's claim), so that each
+    // group keeps its order whatever happens in the other.
+    const slot = ordered ? `${state.group ?? ''}\u0000${state.unit.key}` : state.unit.key
+    const primary = bySlot.get(slot)
+    if (primary === undefined) {
+      bySlot.set(slot, state)
+      primaries.push(state)
+    } else if (primary.unit?.payloadHash !== state.unit.payloadHash) {
+      state.outcome = { kind: 'rejected', error: new IdempotencyPayloadMismatchError(state.unit.key) }
+    } else {
+      state.outcome = { kind: 'copy', of: primary }
+    }
+  }
+  const isProbableDuplicate = (s: RecordState): boolean => (s.unit as Unit).attempt > 1 && config.cache?.get((s.unit as Unit).key, lease.nowMs) === undefined
+  const probable = primaries.filter(isProbableDuplicate)
+  let standing = new Map<string, IdempotencyRecord>()
+  const claimOne = async (state: RecordState): Promise<void> => {
+    const unit = state.unit as Unit
+    state.outcome = await claim(config, unit, lease, standing.get(unit.key))
+  }
+
+  if (!ordered) {
+    const probableSet = new Set(probable)
+    const first = primaries.filter((s) => !probableSet.has(s))
+    if (first.length > 0 && probable.length > 0 && concurrency > 1) {
+      // First deliveries need no read: claim them while the redeliveries are being read.
+      await Promise.all([
+        forEachBounded(first, concurrency - 1, claimOne),
+        readProbableDuplicates(config, probable, 1).then((found) => { standing = found })
+      ])
+    } else {
+      standing = await readProbableDuplicates(config, probable, concurrency)
+      await forEachBounded(first, concurrency, claimOne)
+    }
+    await forEachBounded(probable, concurrency, claimOne)
+    return
+  }
+  // Ordered (DESIGN §3.3, §8): a group is claimed in order and stops at its first record that cannot run.
+  standing = await readProbableDuplicates(config, probable, concurrency)
+  await forEachBounded([...groupsOf(states)], concurrency, async ([group, members]) => {
+    let blocker: RecordState | undefined
+    for (const state of members) {
+      if (blocker !== undefined) {
+        if (state.outcome === undefined || state.outcome.kind === 'copy') {
+          state.outcome = { kind: 'rejected', error: new IdempotencyHeldBackError(`an earlier record of ${source.groupName} ${group} (${blocker.id}) could not run`, { key: state.unit?.key, group }) }
+        }
+        continue
+      }
+      if (state.outcome === undefined) await claimOne(state)
+      if (state.outcome?.kind === 'rejected') blocker = state
+    }
+  })
+}
+
+/** The records of each ordering group, in batch order. */
+export const groupsOf = <T extends { group?: string }>(states: readonly T[]): Map<string, T[]> => {
+  const groups = new Map<string, T[]>()
+  for (const state of states) {
+    const members = groups.get(state.group ?? '')
+    if (members === undefined) groups.set(state.group ?? '', [state])
+    else members.push(state)
+  }
+  return groups
+}
+
+/**
+ * Redeliveries are probably duplicates: one consistent read of up to 100 keys costs less
+ * than 100 refused writes (and a read unit is a fifth of the price of a write unit). Read in
+ * slices of BatchGetItem's 100 keys, within `slots` requests in flight.
+ */
+const readProbableDuplicates = async (config: LifecycleConfig, probable: RecordState[], slots: number): Promise<Map<string, IdempotencyRecord>> => {
+  const found = new Map<string, IdempotencyRecord>()
+  const read = config.store.read?.bind(config.store)
+  if (read === undefined || probable.length === 0) return found
+  const slices: string[][] = []
+  for (let i = 0; i < probable.length; i += READ_SLICE) slices.push(probable.slice(i, i + READ_SLICE).map((s) => (s.unit as Unit).key))
+  await forEachBounded(slices, slots, async (keys) => {
+    try {
+      for (const [key, record] of await read(keys)) found.set(key, record)
+    } catch (error) {
+      // Reading is only an optimisation: the claims decide, one request each.
+      config.logger.warn({ message: 'idempotency: read before claim failed; claiming instead', error })
+    }
+  })
+  return found
+}

@@ -1,0 +1,47 @@
+import { IdempotencyError, IdempotencyHeldBackError } from '../errors.js'
+import { commitWithCompletion, type TransactItem } from '../lifecycle/commit.js'
+import type { Unit } from '../lifecycle/config.js'
+import { rejected } from '../lifecycle/outcome.js'
+import { applyOnFailure, complete, releaseUnattempted, type Settlement } from '../lifecycle/settle.js'
+import type { BatchState, RecordState } from './state.js'
+
+/**
+ * Writes what became of one claimed record the moment it is known (DESIGN §3.8): a result
+ * is completed (with its queued `transact` writes, in one transaction), a failure goes
+ * through `onFailure`, and a record that was never attempted (held back, not started) is
+ * released — never kept FAILED, since it never ran. Each record is settled once.
+ */
+export const settleRecord = async (batch: BatchState, state: RecordState, result: PromiseSettledResult<unknown>, writes: readonly TransactItem[] = []): Promise<void> => {
+  if (state.phase === 'settling' || state.phase === 'settled' || state.outcome?.kind !== 'run') return
+  state.phase = 'settling'
+  const { config } = batch
+  const unit = state.unit as Unit
+  const { leaseToken } = state.outcome
+  let settlement: Settlement
+  if (result.status === 'fulfilled') {
+    settlement = writes.length > 0
+      ? await commitWithCompletion(config, unit, leaseToken, result.value, writes)
+      : await complete(config, unit, leaseToken, result.value)
+  } else if (result.reason instanceof IdempotencyHeldBackError) {
+    await releaseUnattempted(config, unit, leaseToken)
+    settlement = { result, kind: 'held-back' }
+  } else {
+    await applyOnFailure(config, unit, leaseToken, result.reason)
+    settlement = { result, kind: 'failed' }
+  }
+  state.result = settlement.result
+  state.settledAs = settlement.kind
+  state.phase = 'settled'
+}
+
+/** What a record answers: its own settled result, its original's for a copy, its refusal, or its stored replay. */
+export const resultOf = (state: RecordState): PromiseSettledResult<unknown> => {
+  const outcome = state.outcome
+  switch (outcome?.kind) {
+    case 'copy': return resultOf(outcome.of)
+    case 'replay': return { status: 'fulfilled', value: outcome.response }
+    case 'rejected': return rejected(outcome.error)
+    case 'run': return state.result ?? rejected(new IdempotencyError(`${state.id} was claimed but had not settled when the batch was answered (timed out)`, { key: state.unit?.key }))
+    default: return rejected(new IdempotencyError(`${state.id} was never claimed`))
+  }
+}

@@ -1,0 +1,80 @@
+import { asStoreError, IdempotencyConfigError, IdempotencyLeaseLostError, IdempotencyResponseError, IdempotencyTransactError } from '../errors.js'
+import type { TransactItem } from '../stores/store.js'
+import type { LifecycleConfig, Unit } from './config.js'
+import { fulfilled, rejected } from './outcome.js'
+import { serialiseResponse } from './response.js'
+import { applyOnFailure, lostLease, type Settlement } from './settle.js'
+
+export type { TransactItem }
+
+// TransactWriteItems takes at most 100 entries and 4 MB; one entry is our completion:
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html#limits-dynamodb-transactions
+export const MAX_TRANSACT_ITEMS = 99
+const MAX_TRANSACT_BYTES = 4 * 1024 * 1024
+
+const OPERATIONS = ['Put', 'Update', 'Delete', 'ConditionCheck'] as const
+
+/** Why `item` is not a `TransactWriteItems` entry, or undefined when it is one. */
+export const checkTransactItem = (item: unknown): string | undefined => {
+  if (item === null || typeof item !== 'object') return 'it is not an object'
+  const keys = Object.keys(item)
+  const operation = keys[0] as (typeof OPERATIONS)[number]
+  if (keys.length !== 1 || !OPERATIONS.includes(operation)) return `it must have exactly one of ${OPERATIONS.join(', ')} (it has ${keys.join(', ') || 'none'})`
+  const body = (item as Record<string, { TableName?: unknown } | null>)[operation]
+  if (typeof body?.TableName !== 'string' || body.TableName === '') return `its ${operation} has no TableName`
+  return undefined
+}
+
+/** Why `writes` cannot be one transaction with the completion, or undefined. */
+const tooMuch = (writes: readonly TransactItem[]): { code: string, problem: string } | undefined => {
+  if (writes.length > MAX_TRANSACT_ITEMS) return { code: 'TooManyItems', problem: `${writes.length} writes queued, more than the ${MAX_TRANSACT_ITEMS} that fit in one transaction with the completion` }
+  const bytes = Buffer.byteLength(JSON.stringify(writes))
+  if (bytes > MAX_TRANSACT_BYTES) return { code: 'TooLarge', problem: `the writes are about ${bytes} bytes, more than the 4 MB of one transaction` }
+  return undefined
+}
+
+/**
+ * The work succeeded and its effects are `writes`: apply them and mark the record COMPLETED
+ * in one transaction (DESIGN §3.9). Refused by one of the writes: nothing applied, the record
+ * fails with an `IdempotencyTransactError` through `onFailure`. Refused by our fence: nothing
+ * applied, reported failed as a lost lease (the new owner's result replays later).
+ */
+export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, leaseToken: string, response: unknown, writes: readonly TransactItem[]): Promise<Settlement> => {
+  const refuse = async (error: Error): Promise<Settlement> => {
+    // Nothing was written, so running the work again cannot duplicate it: the policy applies.
+    await applyOnFailure(config, unit, leaseToken, error)
+    return { result: rejected(error), kind: 'failed' }
+  }
+  const commit = config.store.commit?.bind(config.store)
+  if (commit === undefined) return await refuse(new IdempotencyConfigError('idempotency: transact needs a store that commits transactions (DynamoDBStore)'))
+  const limit = tooMuch(writes)
+  if (limit !== undefined) return await refuse(new IdempotencyTransactError(`transact for key ${unit.key}: ${limit.problem}; nothing was written`, { key: unit.key, code: limit.code }))
+  const serialised = serialiseResponse(response)
+  if (!serialised.ok) return await refuse(new IdempotencyResponseError(unit.key, `${serialised.problem}; none of its transact writes was applied`))
+
+  const expiry = Math.floor(config.now() / 1000) + config.expiresAfterSeconds
+  const outcome = serialised.json === undefined ? { expiry } : { expiry, responseData: serialised.json }
+  let committed
+  try {
+    committed = await commit(unit.key, leaseToken, outcome, writes)
+  } catch (error) {
+    // Whether it landed is unknown: the lease stays, so a redelivery meets either the
+    // COMPLETED record or, once the lease lapses, runs again with nothing applied.
+    const storeError = asStoreError(error, 'commit', unit.key)
+    config.logger.error({ message: 'idempotency: could not commit; the record keeps its lease', key: unit.key, error: storeError })
+    return { result: rejected(storeError), kind: 'store-error' }
+  }
+  switch (committed.status) {
+    case 'committed':
+      config.cache?.remember({ key: unit.key, status: 'COMPLETED', ...outcome, ...(unit.payloadHash === undefined ? {} : { payloadHash: unit.payloadHash }) })
+      return { result: fulfilled(response), kind: 'completed' }
+    case 'lease-lost':
+      lostLease(config, unit, 'commit')
+      return { result: rejected(new IdempotencyLeaseLostError(unit.key)), kind: 'lease-lost' }
+    case 'refused': {
+      const which = committed.entry === undefined ? 'the transaction' : `transact entry ${committed.entry}`
+      return await refuse(new IdempotencyTransactError(`${which} was refused (${committed.code}): ${committed.message}; nothing was written`,
+        { key: unit.key, code: committed.code, ...(committed.entry === undefined ? {} : { entry: committed.entry }) }))
+    }
+  }
+}

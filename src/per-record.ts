@@ -1,0 +1,168 @@
+import type { Context } from 'aws-lambda'
+import { IdempotencyConfigError, IdempotencyHeldBackError, IdempotencyTransactError } from './errors.js'
+import { settleRecord } from './batch/settle-record.js'
+import { schedule } from './batch/schedule.js'
+import { findBatch, type BatchState, type RecordState } from './batch/state.js'
+import { checkTransactItem, MAX_TRANSACT_ITEMS } from './lifecycle/commit.js'
+import { fulfilled, rejected } from './lifecycle/outcome.js'
+import { sourceOf } from './sources/index.js'
+import type { TransactItem } from './stores/store.js'
+
+/** What `perRecord` gives the function it runs for each record, besides the record. */
+export interface RecordTools {
+  /** The Lambda context of the invocation. */
+  context: Context
+  /** Middy's signal: aborts when its early timeout fires. Pass it on to `fetch` and the SDK. */
+  signal: AbortSignal
+  /** The record's stored idempotency key, with `idempotency` in the stack. */
+  key?: string
+  /**
+   * Queues DynamoDB writes (`TransactWriteItems` entries with native values) that commit in
+   * one transaction with the record's completion, only if the function then succeeds: for
+   * effects that are DynamoDB writes, exactly once. At most 99 entries per record. Needs
+   * `idempotency` with a `DynamoDBStore` in the stack; throws a clear error otherwise.
+   */
+  transact: (...items: TransactItem[]) => void
+}
+
+/** Options of {@link perRecord}. */
+export interface PerRecordOptions {
+  /** Most records running at once. [the middleware's `concurrency`, else 50] */
+  concurrency?: number
+}
+
+/** The Middy handler `perRecord` returns: one settled entry per record it is given, in order. */
+export type PerRecordHandler<TRecord, TResult> =
+  (event: { Records: TRecord[] }, context: Context, options?: { signal?: AbortSignal }) => Promise<Array<PromiseSettledResult<TResult>>>
+
+const DEFAULT_CONCURRENCY = 50
+
+/**
+ * The batch handler that runs `fn` once per record and settles each record the moment its
+ * own `fn` settles (DESIGN §3.8): with `idempotency` in the stack, a record is COMPLETED (or
+ * goes through `onFailure`) without waiting for its neighbours, so a timeout or a crash in
+ * the middle of a batch re-runs no record that had finished. Records of one ordering group
+ * (FIFO message group) run one at a time, in order, and stop at the group's first failure;
+ * once Middy's timeout fires, no record starts. Answers `Promise.allSettled`'s shape, so
+ * `@middy/sqs-partial-batch-failure` reports exactly the records that failed.
+ *
+ * @example
+ * ```ts
+ * export const handler = middy<SQSEvent>()
+ *   .use(sqsPartialBatchFailure())
+ *   .use(idempotency({ store: new DynamoDBStore({ tableName: 'IdempotencyStore' }) }))
+ *   .handler(perRecord(async (record, { signal, transact }) => {
+ *     const order = JSON.parse(record.body)
+ *     transact({ Put: { TableName: 'Orders', Item: order, ConditionExpression: 'attribute_not_exists(id)' } })
+ *     return { orderId: order.id }
+ *   }))
+ * ```
+ */
+export const perRecord = <TRecord = any, TResult = unknown>(
+  fn: (record: TRecord, tools: RecordTools) => Promise<TResult> | TResult,
+  options: PerRecordOptions = {}
+): PerRecordHandler<TRecord, TResult> => {
+  if (typeof fn !== 'function') throw new IdempotencyConfigError('perRecord: the record function is required')
+  const { concurrency } = options ?? {}
+  if (concurrency !== undefined && !(Number.isSafeInteger(concurrency) && concurrency > 0)) {
+    throw new IdempotencyConfigError('perRecord: concurrency must be a positive integer')
+  }
+  return async (event, context, middyOptions) => {
+    const records = (event as { Records?: unknown } | null | undefined)?.Records
+    if (!Array.isArray(records)) throw new IdempotencyConfigError('perRecord: the event has no Records array (is this a batch event source?)')
+    const signal = middyOptions?.signal ?? new AbortController().signal
+    const batch = findBatch(event, context)
+    if (batch !== undefined && batch.run.length === records.length) {
+      return await runBatch(batch, records as TRecord[], fn, { context, signal, concurrency: concurrency ?? batch.concurrency }) as Array<PromiseSettledResult<TResult>>
+    }
+    return await runPlain(event, records as TRecord[], fn, { context, signal, concurrency: concurrency ?? DEFAULT_CONCURRENCY })
+  }
+}
+
+interface Run { context: Context, signal: AbortSignal, concurrency: number }
+
+/** With `idempotency` in the stack: each record is settled in the store as soon as its work ends. */
+const runBatch = async <TRecord>(batch: BatchState, records: TRecord[], fn: (record: TRecord, tools: RecordTools) => unknown, run: Run): Promise<Array<PromiseSettledResult<unknown>>> => {
+  batch.scheduled = true
+  // Middy aborts its signal when the early timeout fires, before the middleware's hooks run.
+  const close = (): void => { batch.closed = true }
+  if (run.signal.aborted) close()
+  else run.signal.addEventListener('abort', close, { once: true })
+  const results: Array<PromiseSettledResult<unknown>> = new Array(records.length)
+  const items = batch.run.map((state, index) => ({ state, index, record: records[index] as TRecord, ...(state.group === undefined ? {} : { group: state.group }) }))
+  try {
+    await schedule(items, run.concurrency, {
+      closed: () => batch.closed,
+      skip: async (item, why) => {
+        const error = new IdempotencyHeldBackError(why === 'closed' ? 'the invocation timed out before it started' : 'an earlier record of its ordering group failed', { key: item.state.unit?.key, ...(item.group === undefined ? {} : { group: item.group }) })
+        results[item.index] = rejected(error)
+        // Closed: the middleware's timeout path releases it, before the invocation answers.
+        if (why === 'closed') {
+          if (item.state.phase === 'handed') item.state.phase = 'not-started'
+          return
+        }
+        await settleRecord(batch, item.state, rejected(error))
+      },
+      run: async ({ state, index, record }) => {
+        state.phase = 'running'
+        const writes: TransactItem[] = []
+        const outcome = await attempt(fn, record, { context: run.context, signal: run.signal, key: state.unit?.key, transact: transactInto(writes, batch, state) })
+        await settleRecord(batch, state, outcome, outcome.status === 'fulfilled' ? writes : [])
+        const result = state.result ?? outcome
+        results[index] = result
+        return result.status === 'fulfilled'
+      }
+    })
+  } finally {
+    run.signal.removeEventListener('abort', close)
+  }
+  return results
+}
+
+/** Without the middleware: the same scheduling and answer, and no store. */
+const runPlain = async <TRecord, TResult>(event: unknown, records: TRecord[], fn: (record: TRecord, tools: RecordTools) => Promise<TResult> | TResult, run: Run): Promise<Array<PromiseSettledResult<TResult>>> => {
+  const groupOf = sourceOf(event)?.orderingGroups(records)
+  const results: Array<PromiseSettledResult<TResult>> = new Array(records.length)
+  const items = records.map((record, index) => ({ record, index, ...(groupOf === undefined ? {} : { group: groupOf(record) }) }))
+  const noTransact = (): never => { throw new IdempotencyConfigError('transact needs the idempotency middleware, with a DynamoDBStore, in the stack') }
+  await schedule(items, run.concurrency, {
+    closed: () => run.signal.aborted,
+    skip: (item, why) => {
+      results[item.index] = rejected(new IdempotencyHeldBackError(why === 'closed' ? 'the invocation timed out before it started' : 'an earlier record of its ordering group failed',
+        item.group === undefined ? {} : { group: item.group }))
+    },
+    run: async ({ record, index }) => {
+      const result = await attempt(fn, record, { context: run.context, signal: run.signal, transact: noTransact }) as PromiseSettledResult<TResult>
+      results[index] = result
+      return result.status === 'fulfilled'
+    }
+  })
+  return results
+}
+
+const attempt = async <TRecord>(fn: (record: TRecord, tools: RecordTools) => unknown, record: TRecord, tools: RecordTools): Promise<PromiseSettledResult<unknown>> => {
+  try {
+    return fulfilled(await fn(record, tools))
+  } catch (error) {
+    return rejected(error)
+  }
+}
+
+/** `transact` for one record: checks each entry where it is queued, so the mistake is named at its line. */
+const transactInto = (writes: TransactItem[], batch: BatchState, state: RecordState) => (...items: TransactItem[]): void => {
+  if (batch.config.store.commit === undefined) {
+    throw new IdempotencyConfigError('transact needs a store that commits transactions (DynamoDBStore); MemoryStore does not apply DynamoDB writes')
+  }
+  if (state.phase !== 'running') throw new IdempotencyConfigError('transact was called after the record\'s function had returned: nothing was queued')
+  items.forEach((item, i) => {
+    const problem = checkTransactItem(item)
+    if (problem !== undefined) {
+      throw new IdempotencyTransactError(`transact entry ${writes.length + i} is not a TransactWriteItems entry: ${problem}`, { key: state.unit?.key, entry: writes.length + i, code: 'ValidationError' })
+    }
+  })
+  if (writes.length + items.length > MAX_TRANSACT_ITEMS) {
+    throw new IdempotencyTransactError(`transact: ${writes.length + items.length} writes for one record, more than the ${MAX_TRANSACT_ITEMS} that fit in one transaction with its completion; nothing will be written`,
+      { key: state.unit?.key, code: 'TooManyItems' })
+  }
+  writes.push(...items)
+}

@@ -1,0 +1,21 @@
+import type { BatchSource } from './source.js'
+import { recordsOf } from './source.js'
+import { sqs } from './sqs.js'
+
+/** Every batch source, keyed by the records' `eventSource` (the shape of `@middy/event-normalizer`'s table). */
+export const sources: Record<string, BatchSource> = {
+  [sqs.eventSource]: sqs
+}
+
+/** The source of a batch event in `mode: 'auto'`: an empty `Records` is an SQS batch with nothing to do. */
+export const sourceOf = (event: unknown): BatchSource | undefined => {
+  const records = recordsOf(event)
+  if (records === undefined) return undefined
+  if (records.length === 0) return sqs
+  const names = records.map((r) => (r as { eventSource?: unknown } | null)?.eventSource)
+  return Object.values(sources).find((source) => names.includes(source.eventSource))
+}
+
+/** The source a `mode` option names, if it names one. */
+export const sourceByMode = (mode: string): BatchSource | undefined =>
+  Object.values(sources).find((source) => source.mode === mode)
