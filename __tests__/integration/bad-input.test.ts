@@ -62,8 +62,8 @@ describe.each(middyVersions)('bad input, %s', (_, middy) => {
     const logged: unknown[] = []
     const keep = (entry: unknown): void => {
       logged.push(entry)
-      const { messageId, error } = (entry ?? {}) as { messageId?: string, error?: unknown }
-      if (messageId !== undefined) reasons.set(messageId, error)
+      const { id, error } = (entry ?? {}) as { id?: string, error?: unknown }
+      if (id !== undefined) reasons.set(id, error)
     }
     const ran: string[] = []
     const handler = middy<SQSEvent>()
