@@ -103,6 +103,12 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
     if (batch.answered) return
     if (batch.closed || timedOut(request, options.timeoutMarginMs, config.now)) {
       await closeOnTimeout(batch)
+      // perRecord knows what became of each record: the finished ones are answered as such,
+      // instead of the whole batch coming back (they would only replay, but cost a delivery).
+      if (batch.scheduled) {
+        config.logger.warn({ message: 'idempotency: timed out; the records that had not finished are reported failed', error: originalError(request) })
+        return answer(request, batch, 'native')
+      }
     } else {
       batch.closed = true
       const error = originalError(request)
