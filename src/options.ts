@@ -45,10 +45,11 @@ export interface IdempotencyOptions {
   /** Prefix of every stored key, so that two functions sharing a table never collide. [`AWS_LAMBDA_FUNCTION_NAME`, else `'middy-idempotency'`] */
   namespace?: string
   /**
-   * `'sqs'`: per record of an SQS batch; `'event'`: the whole event; `'auto'`: `'sqs'`
-   * when the event's records come from `aws:sqs`, otherwise `'event'`. ['auto']
+   * `'sqs'`, `'kinesis'`, `'dynamodb'` (DynamoDB Streams): per record of that source's batch;
+   * `'event'`: the whole event; `'auto'`: per record when the event's records come from
+   * `aws:sqs`, `aws:kinesis` or `aws:dynamodb`, otherwise the whole event. ['auto']
    */
-  mode?: 'auto' | 'sqs' | 'event'
+  mode?: 'auto' | 'sqs' | 'kinesis' | 'dynamodb' | 'event'
   /**
    * Most store requests in flight at once for one batch. The default matches the SDK's
    * default pool of 50 sockets per client: more would only queue inside the SDK. [50]
@@ -122,7 +123,7 @@ export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => 
     (options.expiresAfterSeconds !== undefined && !positiveInteger(options.expiresAfterSeconds) && 'expiresAfterSeconds must be a positive integer') ||
     (options.onFailure !== undefined && !['delete', 'fail'].includes(options.onFailure as string) && typeof options.onFailure !== 'function' && "onFailure must be 'delete', 'fail' or a function") ||
     (options.namespace !== undefined && (typeof options.namespace !== 'string' || options.namespace === '') && 'namespace must be a non-empty string') ||
-    (options.mode !== undefined && !['auto', 'sqs', 'event'].includes(options.mode) && "mode must be 'auto', 'sqs' or 'event'") ||
+    (options.mode !== undefined && !['auto', 'sqs', 'kinesis', 'dynamodb', 'event'].includes(options.mode) && "mode must be 'auto', 'sqs', 'kinesis', 'dynamodb' or 'event'") ||
     (options.concurrency !== undefined && !positiveInteger(options.concurrency) && 'concurrency must be a positive integer') ||
     (options.localCacheSize !== undefined && !(Number.isSafeInteger(options.localCacheSize) && options.localCacheSize >= 0) && 'localCacheSize must be an integer of 0 or more') ||
     (options.logger !== undefined && options.logger !== false && (typeof options.logger?.warn !== 'function' || typeof options.logger?.error !== 'function') && 'logger must have warn and error functions, or be false') ||

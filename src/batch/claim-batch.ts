@@ -55,7 +55,7 @@ export const claimBatch = async (config: LifecycleConfig, source: BatchSource, c
       state.outcome = { kind: 'copy', of: primary }
     }
   }
-  const isProbableDuplicate = (s: RecordState): boolean => (s.unit as Unit).attempt > 1 && config.cache?.get((s.unit as Unit).key, lease.nowMs) === undefined
+  const isProbableDuplicate = (s: RecordState): boolean => (source.alwaysRead === true || (s.unit as Unit).attempt > 1) && config.cache?.get((s.unit as Unit).key, lease.nowMs) === undefined
   const probable = primaries.filter(isProbableDuplicate)
   let standing = new Map<string, IdempotencyRecord>()
   const claimOne = async (state: RecordState): Promise<void> => {

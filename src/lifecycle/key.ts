@@ -76,8 +76,7 @@ export const canonicalJson = (value: unknown): string => {
     throw new Error('it is a Promise: key and payload functions must be synchronous')
   }
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
-  const proto = Object.getPrototypeOf(value)
-  if (proto !== Object.prototype && proto !== null) {
+  if (!isPlainObject(value)) {
     if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return canonicalJson((value as { toJSON: () => unknown }).toJSON())
     throw new Error(`it holds an instance of ${(value.constructor as { name?: string } | undefined)?.name ?? 'a class'}, not plain data`)
   }
@@ -85,6 +84,15 @@ export const canonicalJson = (value: unknown): string => {
     .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
     .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
   return `{${entries.join(',')}}`
+}
+
+/**
+ * An object literal, `JSON.parse` output or `Object.create(null)`: from any realm (an object
+ * made by `structuredClone` or in another VM context has another `Object.prototype`).
+ */
+export const isPlainObject = (value: object): boolean => {
+  const proto = Object.getPrototypeOf(value)
+  return proto === null || Object.getPrototypeOf(proto) === null
 }
 
 /** sha256 in hex of the canonical JSON of `value`. */

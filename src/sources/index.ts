@@ -1,10 +1,14 @@
 import type { BatchSource } from './source.js'
 import { recordsOf } from './source.js'
+import { dynamodbStreams } from './dynamodb-streams.js'
+import { kinesis } from './kinesis.js'
 import { sqs } from './sqs.js'
 
 /** Every batch source, keyed by the records' `eventSource` (the shape of `@middy/event-normalizer`'s table). */
 export const sources: Record<string, BatchSource> = {
-  [sqs.eventSource]: sqs
+  [sqs.eventSource]: sqs,
+  [kinesis.eventSource]: kinesis,
+  [dynamodbStreams.eventSource]: dynamodbStreams
 }
 
 /** The source of a batch event in `mode: 'auto'`: an empty `Records` is an SQS batch with nothing to do. */

@@ -26,8 +26,14 @@ export interface BatchSource<TRecord = any> {
    * or undefined when the source promises none. Asked once per batch, with every record.
    */
   orderingGroups: (records: readonly TRecord[]) => ((record: TRecord) => string) | undefined
-  /** Which delivery of the record this is (1 for the first), as `onFailure` is told. */
+  /** Which delivery of the record this is (1 for the first, or when the source does not count), as `onFailure` is told. */
   attempt: (record: TRecord) => number
+  /**
+   * Read the batch's records in bulk before claiming them even on a first attempt. For
+   * sources that count no deliveries (streams), where a retried batch cannot be told apart
+   * and holds, after its first failure, records that already completed.
+   */
+  alwaysRead?: boolean
   /** Key and payload when the options give none. */
   defaults: { key: Selector<TRecord>, payload: Selector<TRecord> }
   /**

@@ -1,0 +1,24 @@
+import type { DynamoDBRecord } from 'aws-lambda'
+import { canonicalJson } from '../lifecycle/key.js'
+import type { BatchSource } from './source.js'
+
+/**
+ * DynamoDB Streams (DESIGN §8). Order is kept per item (its `Keys`, marshalled or, after
+ * `@middy/event-normalizer`, plain: either way equal keys give equal groups). Lambda resumes
+ * from the lowest sequence number reported failed; streams count no deliveries.
+ * https://docs.aws.amazon.com/lambda/latest/dg/services-ddb-batchfailurereporting.html
+ */
+export const dynamodbStreams: BatchSource<DynamoDBRecord> = {
+  mode: 'dynamodb',
+  eventName: 'a DynamoDB Streams event',
+  groupName: 'item',
+  eventSource: 'aws:dynamodb',
+  identityName: 'a dynamodb.SequenceNumber',
+  label: (record) => `record ${record.dynamodb?.SequenceNumber}`,
+  itemIdentifier: (record) => typeof record.dynamodb?.SequenceNumber === 'string' ? record.dynamodb.SequenceNumber : undefined,
+  orderingGroups: () => (record) => canonicalJson(record.dynamodb?.Keys ?? null),
+  attempt: () => 1,
+  alwaysRead: true,
+  defaults: { key: 'eventID', payload: 'dynamodb' },
+  answer: 'native'
+}
