@@ -2,7 +2,7 @@ import { expect } from '@jest/globals'
 import { CreateTableCommand, GetItemCommand } from '@aws-sdk/client-dynamodb'
 import middy from '@middy/core'
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure'
-import type { KinesisStreamRecord, SQSEvent, SQSRecord } from 'aws-lambda'
+import type { KinesisStreamEvent, KinesisStreamRecord, SQSEvent, SQSRecord } from 'aws-lambda'
 import { defineFeature, loadFeature } from 'jest-cucumber'
 import { idempotency, IdempotencyTransactError, perRecord, storedKeyOf, type RecordTools } from './support.js'
 import { deferred } from '../support/deferred.js'
@@ -134,7 +134,7 @@ defineFeature(feature, (scenario) => {
     const ran: string[] = []
     given('a Kinesis consumer written with perRecord', async () => {
       await setUp()
-      handler = middy()
+      handler = middy<KinesisStreamEvent>()
         .use(idempotency({ store: table.store, namespace, logger: false }))
         .handler(perRecord(async (record: KinesisStreamRecord) => {
           const { id } = JSON.parse(Buffer.from(record.kinesis.data, 'base64').toString()) as { id: string }

@@ -7,8 +7,9 @@ import {
   type AttributeValue,
   type DynamoDBClientConfig
 } from '@aws-sdk/client-dynamodb'
-import { IdempotencyConfigError, IdempotencyStoreError, type StoredError, type StoreOperation } from '../errors.js'
+import { IdempotencyConfigError, type IdempotencyStoreError, type StoredError, type StoreOperation } from '../errors.js'
 import { commitTransaction } from './dynamodb-commit.js'
+import { storeErrorOf } from './dynamodb-errors.js'
 import type { ClaimRecord, CommitResult, IdempotencyRecord, IdempotencyStore, RecordStatus, TransactItem } from './store.js'
 
 /** Anything with the SDK v3 `send`: a `DynamoDBClient` or a `DynamoDBDocumentClient`. */
@@ -64,18 +65,9 @@ const defaults = {
   errorAttr: 'error'
 }
 
-type AttributeNames = typeof defaults & { sortKeyAttr?: string }
+export type AttributeNames = typeof defaults & { sortKeyAttr?: string }
 type Item = Record<string, AttributeValue>
 
-const ACTION: Record<StoreOperation, string> = {
-  claim: 'dynamodb:PutItem',
-  complete: 'dynamodb:UpdateItem',
-  fail: 'dynamodb:UpdateItem',
-  release: 'dynamodb:DeleteItem',
-  read: 'dynamodb:BatchGetItem',
-  // TransactWriteItems is authorised per entry: UpdateItem here, and on the tables `transact` writes.
-  commit: 'dynamodb:UpdateItem (and the actions of your transact writes)'
-}
 
 // BatchGetItem takes at most 100 keys per request:
 // https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchGetItem.html
@@ -275,20 +267,9 @@ export class DynamoDBStore implements IdempotencyStore {
   }
 
   #storeError (operation: StoreOperation, key: string | undefined, error: unknown): IdempotencyStoreError {
-    const { name = 'Error', message = String(error) } = (error ?? {}) as { name?: string, message?: string }
-    const what = `${operation} on table ${this.tableName}${key === undefined ? '' : ` for key ${key}`} failed`
-    let why = `${name}: ${message}`
-    if (name === 'ResourceNotFoundException') {
-      why = `table ${this.tableName} does not exist (or is not ACTIVE) in this account and region`
-    } else if (name === 'AccessDeniedException' || name === 'UnrecognizedClientException') {
-      why = `access denied: the function's role needs ${ACTION[operation]} on table ${this.tableName} (${message})`
-    } else if (name === 'ValidationException' && /key element does not match the schema|required keys was not given a value|missing the key/i.test(message)) {
-      const { keyAttr, sortKeyAttr } = this.#names
-      why = `the key schema of table ${this.tableName} does not match: expected partition key ${keyAttr} (S)` +
-        (sortKeyAttr === undefined ? ' and no sort key' : ` and sort key ${sortKeyAttr} (S)`) + ` (${message})`
-    }
-    return new IdempotencyStoreError(operation, `${what}: ${why}`, { key, cause: error })
+    return storeErrorOf(this.tableName, this.#names, operation, key, error)
   }
+
 }
 
 const isConditionFailure = (error: unknown): boolean =>

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
 import eventNormalizer from '@middy/event-normalizer'
-import type { DynamoDBRecord, KinesisStreamRecord } from 'aws-lambda'
+import type { DynamoDBRecord, KinesisStreamEvent, KinesisStreamRecord } from 'aws-lambda'
 import { DynamoDBStore, idempotency, IdempotencyConfigError, perRecord, type IdempotencyOptions } from '../../../src/index.js'
 import { freshTable, localClient } from '../../support/dynamodb.js'
 import { middyVersions } from '../../support/middy.js'
@@ -26,7 +26,8 @@ const countingStore = () => {
 const uid = (): string => Math.random().toString(36).slice(2, 10)
 
 describe.each(middyVersions)('streams against DynamoDB Local, %s', (_name, middy) => {
-  describe.each([['without', false], ['with', true]] as const)('Kinesis, %s @middy/event-normalizer', (_w, normalized) => {
+  const normalizerCases: Array<[string, boolean]> = [['without', false], ['with', true]]
+  describe.each(normalizerCases)('Kinesis, %s @middy/event-normalizer', (_w, normalized) => {
     const consumer = (fail: Set<string>, options: Partial<IdempotencyOptions> = {}) => {
       const { store, sent } = countingStore()
       const ran: string[] = []
@@ -67,7 +68,7 @@ describe.each(middyVersions)('streams against DynamoDB Local, %s', (_name, middy
 
     test('the answer names records by sequence number even for a hand-written allSettled handler', async () => {
       const { store } = countingStore()
-      const handler = middy()
+      const handler = middy<KinesisStreamEvent>()
         .use(idempotency({ store, namespace: `kinesis-${uid()}`, logger: false }))
         .handler(async (event: { Records: KinesisStreamRecord[] }) => await Promise.allSettled(event.Records.map(async (r, i) => { if (i === 1) throw new Error('no'); return i })))
       const records = [kinesisRecord({ id: 1 }, 'A'), kinesisRecord({ id: 2 }, 'B')]
@@ -75,7 +76,7 @@ describe.each(middyVersions)('streams against DynamoDB Local, %s', (_name, middy
     })
   })
 
-  describe.each([['without', false], ['with', true]] as const)('DynamoDB Streams, %s @middy/event-normalizer', (_w, normalized) => {
+  describe.each(normalizerCases)('DynamoDB Streams, %s @middy/event-normalizer', (_w, normalized) => {
     test('per item: a failed MODIFY holds back the later changes of that item only, and they run on the retry', async () => {
       const { store } = countingStore()
       const fail = new Set(['o1:2'])
