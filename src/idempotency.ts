@@ -45,6 +45,7 @@ export const idempotency = (options: IdempotencyOptions): IdempotencyMiddleware 
     logger: resolved.logger,
     now: resolved.now,
     clockSkewMs: resolved.clockSkewMs,
+    ...(resolved.effects === 'transact-only' ? { transactOnly: true } : {}),
     ...(resolved.onOutcome === undefined ? {} : { onOutcome: resolved.onOutcome }),
     ...(resolved.localCacheSize > 0 ? { cache: new LocalCache(resolved.localCacheSize) } : {})
   }

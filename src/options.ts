@@ -79,6 +79,16 @@ export interface IdempotencyOptions {
    * released for a retry to run it twice. Set it to at least your Middy `timeoutEarlyInMillis`. [1000]
    */
   timeoutMarginMs?: number
+  /**
+   * `'transact-only'`: a promise you make that every effect of your `perRecord` function is a
+   * `transact` write. Records are then not claimed before they run: a new record costs one
+   * request, its `TransactWriteItems` of your writes and its COMPLETED record (put on the
+   * claim's condition). Concurrent duplicates may both run; exactly one commits, the other
+   * replays its result. **Unsafe with any other effect** (an HTTP call, an email, a write
+   * outside `transact`): that effect would happen once per concurrent duplicate. Batch mode
+   * with `perRecord` and a `DynamoDBStore` only. ['any']
+   */
+  effects?: 'any' | 'transact-only'
   /** The clock, epoch milliseconds: for tests that move time. [`Date.now`] */
   now?: () => number
 }
@@ -101,6 +111,7 @@ export const defaults = {
   localCacheSize: 0,
   clockSkewMs: 0,
   timeoutMarginMs: 1000,
+  effects: 'any' as const,
   now: Date.now
 }
 
@@ -130,6 +141,8 @@ export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => 
     (options.onOutcome !== undefined && typeof options.onOutcome !== 'function' && 'onOutcome must be a function') ||
     (options.clockSkewMs !== undefined && !(Number.isSafeInteger(options.clockSkewMs) && options.clockSkewMs >= 0) && 'clockSkewMs must be an integer of 0 or more') ||
     (options.timeoutMarginMs !== undefined && !(Number.isSafeInteger(options.timeoutMarginMs) && options.timeoutMarginMs >= 0) && 'timeoutMarginMs must be an integer of 0 or more') ||
+    (options.effects !== undefined && !['any', 'transact-only'].includes(options.effects) && "effects must be 'any' or 'transact-only'") ||
+    (options.effects === 'transact-only' && typeof store.commit !== 'function' && "effects: 'transact-only' needs a store that commits transactions (DynamoDBStore)") ||
     (options.now !== undefined && typeof options.now !== 'function' && 'now must be a function returning epoch milliseconds')
   if (problem !== false) throw new IdempotencyConfigError(`idempotency: ${problem}`)
 

@@ -65,6 +65,12 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
     const batch = batches.get(request)
     if (batch === undefined || batch.answered) return
     request.event = batch.event
+    if (config.transactOnly === true && !batch.scheduled) {
+      // Nothing was claimed: the records are simply not acknowledged, and run again.
+      batch.answered = true
+      forgetBatch(batch)
+      throw new IdempotencyConfigError("idempotency: effects: 'transact-only' needs the handler to be perRecord(fn), whose effects are its transact writes")
+    }
     if (batch.closed) {
       // perRecord saw Middy's signal abort, and a `timeoutEarlyResponse` answered for it.
       await closeOnTimeout(batch)

@@ -1,6 +1,6 @@
 import { forEachBounded } from '../bounded.js'
 import { IdempotencyConfigError, IdempotencyHeldBackError, IdempotencyKeyError, IdempotencyPayloadMismatchError } from '../errors.js'
-import { claim } from '../lifecycle/claim.js'
+import { admit, claim } from '../lifecycle/claim.js'
 import type { LifecycleConfig, Unit } from '../lifecycle/config.js'
 import type { Lease } from '../lifecycle/lease.js'
 import { prepareUnit, type Selection } from '../lifecycle/prepare.js'
@@ -60,7 +60,7 @@ export const claimBatch = async (config: LifecycleConfig, source: BatchSource, c
   let standing = new Map<string, IdempotencyRecord>()
   const claimOne = async (state: RecordState): Promise<void> => {
     const unit = state.unit as Unit
-    state.outcome = await claim(config, unit, lease, standing.get(unit.key))
+    state.outcome = config.transactOnly === true ? admit(config, unit, lease, standing.get(unit.key)) : await claim(config, unit, lease, standing.get(unit.key))
   }
 
   if (!ordered) {

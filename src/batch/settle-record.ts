@@ -2,7 +2,7 @@ import { IdempotencyError, IdempotencyHeldBackError } from '../errors.js'
 import { commitWithCompletion, type TransactItem } from '../lifecycle/commit.js'
 import type { Unit } from '../lifecycle/config.js'
 import { rejected } from '../lifecycle/outcome.js'
-import { applyOnFailure, complete, releaseUnattempted, type Settlement } from '../lifecycle/settle.js'
+import { applyOnFailure, applyOnFailureUnclaimed, complete, releaseUnattempted, type Settlement } from '../lifecycle/settle.js'
 import type { BatchState, RecordState } from './state.js'
 
 /**
@@ -16,17 +16,18 @@ export const settleRecord = async (batch: BatchState, state: RecordState, result
   state.phase = 'settling'
   const { config } = batch
   const unit = state.unit as Unit
-  const { leaseToken } = state.outcome
+  const { leaseToken, unclaimed = false } = state.outcome
   let settlement: Settlement
   if (result.status === 'fulfilled') {
-    settlement = writes.length > 0
-      ? await commitWithCompletion(config, unit, leaseToken, result.value, writes)
+    // Unclaimed (`effects: 'transact-only'`), the commit is the claim, writes or none.
+    settlement = writes.length > 0 || unclaimed
+      ? await commitWithCompletion(config, unit, leaseToken, result.value, writes, unclaimed)
       : await complete(config, unit, leaseToken, result.value)
   } else if (result.reason instanceof IdempotencyHeldBackError) {
-    await releaseUnattempted(config, unit, leaseToken)
+    if (!unclaimed) await releaseUnattempted(config, unit, leaseToken)
     settlement = { result, kind: 'held-back' }
   } else {
-    await applyOnFailure(config, unit, leaseToken, result.reason)
+    await (unclaimed ? applyOnFailureUnclaimed(config, unit, result.reason) : applyOnFailure(config, unit, leaseToken, result.reason))
     settlement = { result, kind: 'failed' }
   }
   state.result = settlement.result

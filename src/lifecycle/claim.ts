@@ -49,8 +49,20 @@ export const claim = async (config: LifecycleConfig, unit: Unit, lease: Lease, s
   return judge(config, unit, existing)
 }
 
+/**
+ * `effects: 'transact-only'`: the unit runs without a claim, unless a record known to protect
+ * its key already decides (the local cache, or the bulk read of redeliveries). Its commit
+ * makes the claim, so concurrent duplicates may both run and exactly one commits.
+ */
+export const admit = (config: LifecycleConfig, unit: Unit, lease: Lease, standing?: IdempotencyRecord): ClaimOutcome => {
+  const cached = config.cache?.get(unit.key, lease.nowMs)
+  if (cached !== undefined) return judge(config, unit, cached)
+  if (standing !== undefined && !isClaimable(standing, lease.nowMs - config.clockSkewMs)) return judge(config, unit, standing)
+  return { kind: 'run', leaseToken: randomUUID(), unclaimed: true }
+}
+
 /** What a record that protects the key means for this unit (no write is ever made here). */
-const judge = (config: LifecycleConfig, unit: Unit, existing: IdempotencyRecord): ClaimOutcome => {
+export const judge = (config: LifecycleConfig, unit: Unit, existing: IdempotencyRecord): ClaimOutcome => {
   if (unit.payloadHash !== undefined && existing.payloadHash !== undefined && unit.payloadHash !== existing.payloadHash) {
     return { kind: 'rejected', error: new IdempotencyPayloadMismatchError(unit.key) }
   }

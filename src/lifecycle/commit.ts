@@ -3,7 +3,9 @@ import type { TransactItem } from '../stores/store.js'
 import type { LifecycleConfig, Unit } from './config.js'
 import { fulfilled, rejected } from './outcome.js'
 import { serialiseResponse } from './response.js'
-import { applyOnFailure, lostLease, type Settlement } from './settle.js'
+import { judge } from './claim.js'
+import { kindOfRefusal } from './report.js'
+import { applyOnFailure, applyOnFailureUnclaimed, lostLease, type Settlement } from './settle.js'
 
 export type { TransactItem }
 
@@ -39,10 +41,10 @@ const tooMuch = (writes: readonly TransactItem[]): { code: string, problem: stri
  * fails with an `IdempotencyTransactError` through `onFailure`. Refused by our fence: nothing
  * applied, reported failed as a lost lease (the new owner's result replays later).
  */
-export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, leaseToken: string, response: unknown, writes: readonly TransactItem[]): Promise<Settlement> => {
+export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, leaseToken: string, response: unknown, writes: readonly TransactItem[], unclaimed = false): Promise<Settlement> => {
   const refuse = async (error: Error): Promise<Settlement> => {
     // Nothing was written, so running the work again cannot duplicate it: the policy applies.
-    await applyOnFailure(config, unit, leaseToken, error)
+    await (unclaimed ? applyOnFailureUnclaimed(config, unit, error) : applyOnFailure(config, unit, leaseToken, error))
     return { result: rejected(error), kind: 'failed' }
   }
   const commit = config.store.commit?.bind(config.store)
@@ -52,11 +54,17 @@ export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, 
   const serialised = serialiseResponse(response)
   if (!serialised.ok) return await refuse(new IdempotencyResponseError(unit.key, `${serialised.problem}; none of its transact writes was applied`))
 
-  const expiry = Math.floor(config.now() / 1000) + config.expiresAfterSeconds
-  const outcome = serialised.json === undefined ? { expiry } : { expiry, responseData: serialised.json }
+  const nowMs = config.now()
+  const expiry = Math.floor(nowMs / 1000) + config.expiresAfterSeconds
+  const outcome = {
+    expiry,
+    ...(serialised.json === undefined ? {} : { responseData: serialised.json }),
+    ...(unclaimed && unit.payloadHash !== undefined ? { payloadHash: unit.payloadHash } : {})
+  }
   let committed
   try {
-    committed = await commit(unit.key, leaseToken, outcome, writes)
+    // An unclaimed commit claims as it completes, on the claim's condition (with its skew allowance).
+    committed = await commit(unit.key, leaseToken, outcome, writes, unclaimed ? { nowMs: nowMs - config.clockSkewMs } : undefined)
   } catch (error) {
     // Whether it landed is unknown: the lease stays, so a redelivery meets either the
     // COMPLETED record or, once the lease lapses, runs again with nothing applied.
@@ -71,6 +79,12 @@ export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, 
     case 'lease-lost':
       lostLease(config, unit, 'commit')
       return { result: rejected(new IdempotencyLeaseLostError(unit.key)), kind: 'lease-lost' }
+    case 'taken': {
+      // Another invocation committed this key first: nothing of ours was applied; its result is ours.
+      const judged = judge(config, unit, committed.record)
+      if (judged.kind === 'replay') return { result: fulfilled(judged.response), kind: 'replayed' }
+      return { result: rejected(judged.kind === 'rejected' ? judged.error : new IdempotencyLeaseLostError(unit.key)), kind: judged.kind === 'rejected' ? kindOfRefusal(judged.error) : 'lease-lost' }
+    }
     case 'refused': {
       const which = committed.entry === undefined ? 'the transaction' : `transact entry ${committed.entry}`
       return await refuse(new IdempotencyTransactError(`${which} was refused (${committed.code}): ${committed.message}; nothing was written`,

@@ -39,4 +39,6 @@ export interface LifecycleConfig {
   clockSkewMs: number
   cache?: LocalCache
   onOutcome?: (outcome: UnitOutcome) => void
+  /** `effects: 'transact-only'`: batch records are not claimed before they run; their commit claims them. */
+  transactOnly?: boolean
 }

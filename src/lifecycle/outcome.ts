@@ -2,8 +2,11 @@ import type { IdempotencyError } from '../errors.js'
 
 /** What the claim decided for a unit of work (DESIGN §3.1). */
 export type ClaimOutcome =
-  /** Claimed: the handler runs it, holding `leaseToken`. */
-  | { kind: 'run', leaseToken: string }
+  /**
+   * Claimed: the handler runs it, holding `leaseToken`. `unclaimed` (`effects: 'transact-only'`):
+   * nothing was written; the record is claimed and completed by its one commit.
+   */
+  | { kind: 'run', leaseToken: string, unclaimed?: true }
   /** COMPLETED before: its stored response is replayed. */
   | { kind: 'replay', response: unknown }
   /** Cannot run: in progress elsewhere, FAILED before, payload mismatch, no key, store fault, held back. */

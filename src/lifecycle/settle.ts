@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { asStoreError, IdempotencyResponseError, toStoredError } from '../errors.js'
 import type { FailureDecision, LifecycleConfig, Unit } from './config.js'
 import { fulfilled, rejected } from './outcome.js'
@@ -43,6 +44,29 @@ export const complete = async (config: LifecycleConfig, unit: Unit, leaseToken: 
  */
 export const applyOnFailure = async (config: LifecycleConfig, unit: Unit, leaseToken: string, error: unknown): Promise<void> => {
   await settleFailure(config, unit, leaseToken, error, decide(config, unit, error))
+}
+
+/**
+ * `effects: 'transact-only'`: a unit that was never claimed failed, and nothing of it was
+ * written. `'delete'` has nothing to remove; `'fail'` claims the key and keeps it FAILED, as
+ * it would have been (two requests, on this rare path only).
+ */
+export const applyOnFailureUnclaimed = async (config: LifecycleConfig, unit: Unit, error: unknown): Promise<void> => {
+  if (decide(config, unit, error) === 'delete') return
+  const nowMs = config.now()
+  const leaseToken = randomUUID()
+  try {
+    const standing = await config.store.claim({
+      key: unit.key, status: 'IN_PROGRESS', expiry: Math.floor(nowMs / 1000) + config.expiresAfterSeconds, inProgressExpiry: nowMs, leaseToken,
+      ...(unit.payloadHash === undefined ? {} : { payloadHash: unit.payloadHash })
+    }, nowMs - config.clockSkewMs)
+    // Somebody else's record stands: it is theirs, whatever it says.
+    if (standing !== undefined && standing.leaseToken !== leaseToken) return
+  } catch (storeError) {
+    config.logger.error({ message: 'idempotency: could not keep the record FAILED', key: unit.key, error: asStoreError(storeError, 'claim', unit.key) })
+    return
+  }
+  await settleFailure(config, unit, leaseToken, error, 'fail')
 }
 
 /**

@@ -10,7 +10,7 @@ import {
 import { IdempotencyConfigError, type IdempotencyStoreError, type StoredError, type StoreOperation } from '../errors.js'
 import { commitTransaction } from './dynamodb-commit.js'
 import { storeErrorOf } from './dynamodb-errors.js'
-import type { ClaimRecord, CommitResult, IdempotencyRecord, IdempotencyStore, RecordStatus, TransactItem } from './store.js'
+import type { ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, IdempotencyStore, RecordStatus, TransactItem } from './store.js'
 
 /** Anything with the SDK v3 `send`: a `DynamoDBClient` or a `DynamoDBDocumentClient`. */
 export interface DynamoDBSender {
@@ -191,12 +191,12 @@ export class DynamoDBStore implements IdempotencyStore {
     return found
   }
 
-  async commit (key: string, leaseToken: string, outcome: { expiry: number, responseData?: string }, writes: readonly TransactItem[]): Promise<CommitResult> {
+  async commit (key: string, leaseToken: string, outcome: CommitOutcome, writes: readonly TransactItem[], claim?: { nowMs: number }): Promise<CommitResult> {
     const n = this.#names
     const nativeKey: Record<string, string> = { [n.keyAttr]: key }
     if (n.sortKeyAttr !== undefined) nativeKey[n.sortKeyAttr] = this.#sortKeyValue
     try {
-      return await commitTransaction({ client: this.#client, tableName: this.tableName, key: nativeKey, names: n }, leaseToken, outcome, writes)
+      return await commitTransaction({ client: this.#client, tableName: this.tableName, key: nativeKey, names: n, fromItem: (item) => this.#fromItem(item) }, leaseToken, outcome, writes, claim)
     } catch (error) {
       throw this.#storeError('commit', key, error)
     }

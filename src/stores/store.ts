@@ -69,9 +69,11 @@ export interface IdempotencyStore {
    * Optional: applies `writes` and marks the record COMPLETED (fenced by `leaseToken`, and
    * only while it is IN_PROGRESS) all or nothing, in one transaction. A commit whose answer
    * was lost and is retried must not fail on its own completion. Without it, `transact`
-   * fails the record with a clear error.
+   * fails the record with a clear error. With `claim`, the record was never claimed: the
+   * completion is a put of the COMPLETED record on the claim's condition at `claim.nowMs`, and
+   * a record in its way is returned as `taken`.
    */
-  commit?: (key: string, leaseToken: string, outcome: { expiry: number, responseData?: string }, writes: readonly TransactItem[]) => Promise<CommitResult>
+  commit?: (key: string, leaseToken: string, outcome: CommitOutcome, writes: readonly TransactItem[], claim?: { nowMs: number }) => Promise<CommitResult>
 }
 
 /**
@@ -103,10 +105,15 @@ export interface TransactEntry {
   ReturnValuesOnConditionCheckFailure?: 'ALL_OLD' | 'NONE'
 }
 
+/** The COMPLETED record a commit writes. `payloadHash` only matters to an unclaimed commit, which writes the whole record. */
+export interface CommitOutcome { expiry: number, responseData?: string, payloadHash?: string }
+
 /** What became of a commit: applied, refused by our fence (lease lost), or refused by one of the writes. */
 export type CommitResult =
   | { status: 'committed' }
   | { status: 'lease-lost' }
+  /** Unclaimed commit only: a record protects the key (another invocation committed first); nothing was applied. */
+  | { status: 'taken', record: IdempotencyRecord }
   | { status: 'refused', entry?: number, code: string, message: string }
 
 /** True when `record` no longer stands in the way of a claim at `nowMs` (DESIGN §2, one unit per attribute). */
