@@ -127,6 +127,19 @@ describe.each(middyVersions)('bad input, %s', (_, middy) => {
       expect(run.ran).not.toContain(bad.messageId)
     })
 
+    test('records whose key function selects { orderId: undefined } fail one by one instead of sharing one key (payload: false)', async () => {
+      // Hashed, `{ orderId: undefined }` is `{}`: every record without an orderId would share one
+      // key, and with no payload check a second one would be acknowledged as a replay without running.
+      const run = consumer({ payload: false, key: (r: SQSRecord) => ({ orderId: (JSON.parse(r.body) as { orderId?: string }).orderId }) })
+      const first = sqsRecord({ amount: 1 })
+      await expectOnlyBadFailed(run, batchAround(first), first, IdempotencyKeyError, /key is empty \(the key function found \{ orderId: undefined \}\)/)
+      const second = sqsRecord({ amount: 2 })
+      expect(failedIds(await run.invoke([second]))).toEqual([second.messageId])
+      expect(run.reasons.get(second.messageId)).toBeInstanceOf(IdempotencyKeyError)
+      expect(run.ran).not.toContain(first.messageId)
+      expect(run.ran).not.toContain(second.messageId)
+    })
+
     test('a key function that throws fails that record with IdempotencyKeyError carrying the thrown error', async () => {
       const bad = sqsRecord({ tenant: null })
       const thrown = new Error('no tenant on this message')

@@ -87,6 +87,21 @@ export const canonicalJson = (value: unknown): string => {
   return `{${entries.join(',')}}`
 }
 
+/**
+ * True when a selection holds no defined value anywhere inside: `undefined`, `null`, `''`, or
+ * arrays and plain objects made only of those (`{ id: undefined }`, `{}`, `[null]`). Hashed, such
+ * a selection would still be a key, and every unit without its id would share it. `0`, `false`
+ * and objects that are not plain data (a Date) are values.
+ */
+export const isEmptySelection = (value: unknown): boolean => {
+  if (value === undefined || value === null || value === '') return true
+  if (typeof value !== 'object') return false
+  if (Array.isArray(value)) return value.every(isEmptySelection)
+  const proto = Object.getPrototypeOf(value)
+  if (proto !== Object.prototype && proto !== null) return false
+  return Object.values(value).every(isEmptySelection)
+}
+
 /** sha256 in hex of the canonical JSON of `value`. */
 export const hashOf = (value: unknown): string =>
   createHash('sha256').update(canonicalJson(value)).digest('hex')
