@@ -113,8 +113,9 @@ export class IdempotencyKeyError extends IdempotencyError {
 }
 
 /**
- * The handler's result cannot be stored: it is not plain JSON data (BigInt, a cycle,
- * a class instance, a function, NaN) or it is too big for a DynamoDB item (400 KB).
+ * The handler's result cannot be stored: JSON has no text for it (a BigInt, a cycle, a
+ * `toJSON` that throws, a function as the whole result) or it is too big for a DynamoDB
+ * item (400 KB). Anything else is stored as what `JSON.stringify` makes of it.
  * The work did happen, so the record is kept as FAILED (never re-run) and reported
  * failed with this error.
  *
