@@ -191,6 +191,34 @@ export class IdempotencyConfigError extends IdempotencyError {
   }
 }
 
+/**
+ * What `onFailure` is given when a whole-event handler *answers* with an HTTP 5xx instead of
+ * throwing: a server error is a failure, not a result to replay (issue 8 #8). The client still
+ * gets the response unchanged; this error only carries it to the retry policy (and, with
+ * `'fail'`, its name and message into the FAILED record).
+ *
+ * @example
+ * ```ts
+ * idempotency({
+ *   store,
+ *   onFailure: (error) => error instanceof HttpServerErrorResponse && error.statusCode === 501 ? 'fail' : 'delete'
+ * })
+ * ```
+ */
+export class HttpServerErrorResponse extends Error {
+  /** The response's status code, 500 or more. */
+  readonly statusCode: number
+  /** The response the handler (or a middleware inside ours) produced, as it was returned. */
+  readonly response: unknown
+
+  constructor (statusCode: number, response: unknown) {
+    super(`the handler answered HTTP ${statusCode}`)
+    this.name = 'HttpServerErrorResponse'
+    this.statusCode = statusCode
+    this.response = response
+  }
+}
+
 /** Name and message of an error, for a FAILED record (no stack: it may hold secrets and is large). */
 export const toStoredError = (error: unknown): StoredError => {
   if (error instanceof Error) return { name: error.name, message: error.message }

@@ -1,4 +1,5 @@
 import { isSqsEvent, sqsBatchAdapter } from './adapters/sqs-batch.js'
+import { defaultEventKey, defaultEventPayload } from './adapters/http.js'
 import { wholeEventAdapter } from './adapters/whole-event.js'
 import type { Adapter, MiddyRequest } from './adapters/adapter.js'
 import type { LifecycleConfig } from './lifecycle/config.js'
@@ -47,15 +48,18 @@ export const idempotency = (options: IdempotencyOptions): IdempotencyMiddleware 
     ...(resolved.localCacheSize > 0 ? { cache: new LocalCache(resolved.localCacheSize) } : {})
   }
   const selection = (mode: 'sqs' | 'event') => {
-    const key = compileSelector(resolved.key ?? (mode === 'sqs' ? 'messageId' : wholeUnit), 'key')
-    const payload = resolved.payload === false ? undefined : compileSelector(resolved.payload ?? (mode === 'sqs' ? 'body' : eventPayload), 'payload')
+    const key = compileSelector(resolved.key ?? (mode === 'sqs' ? 'messageId' : defaultEventKey), 'key')
+    const payload = resolved.payload === false ? undefined : compileSelector(resolved.payload ?? (mode === 'sqs' ? 'body' : defaultEventPayload), 'payload')
     const keyName = typeof resolved.key === 'string'
       ? `key path "${resolved.key}"`
       : resolved.key === undefined ? (mode === 'sqs' ? 'key path "messageId"' : 'the event') : 'the key function'
     return { namespace: resolved.namespace, key, keyName, ...(payload === undefined ? {} : { payload }) }
   }
   const sqs = sqsBatchAdapter(config, selection('sqs'), resolved.concurrency)
-  const event = wholeEventAdapter(config, selection('event'))
+  const event = wholeEventAdapter(config, selection('event'), {
+    timeoutMarginMs: resolved.timeoutMarginMs,
+    ...(resolved.responseHook === undefined ? {} : { responseHook: resolved.responseHook })
+  })
   const adapterFor = (request: MiddyRequest): Adapter =>
     resolved.mode === 'sqs' || (resolved.mode === 'auto' && isSqsEvent(request.event)) ? sqs : event
 
@@ -71,14 +75,3 @@ export const idempotency = (options: IdempotencyOptions): IdempotencyMiddleware 
 
   return { before: idempotencyBefore, after: idempotencyAfter, onError: idempotencyOnError }
 }
-
-const wholeUnit = (unit: unknown): unknown => unit
-
-/**
- * The default payload of a whole event: the event itself, except for HTTP events (API
- * Gateway, ALB, function URLs), whose `requestContext` (request id, time) and headers
- * change on every retry — hashing them would refuse every retry as a mismatch — so
- * their `body` is compared instead.
- */
-const eventPayload = (event: unknown): unknown =>
-  typeof event === 'object' && event !== null && 'requestContext' in event ? (event as { body?: unknown }).body : event

@@ -16,6 +16,7 @@ export {
   IdempotencyResponseError,
   IdempotencyHeldBackError,
   IdempotencyConfigError,
+  HttpServerErrorResponse,
   type StoredError,
   type StoreOperation
 } from './errors.js'

@@ -72,13 +72,36 @@ export interface IdempotencyOptions {
    * the default is none. [0]
    */
   clockSkewMs?: number
+  /**
+   * Whole-event mode: how close to the Lambda deadline (in milliseconds) a failure counts as a
+   * timeout, whatever error or 5xx the stack made of it. A timed-out invocation keeps its lease
+   * (its handler may still be running) instead of going through `onFailure`; the lease ends at
+   * the deadline anyway. Set it to at least your Middy `timeoutEarlyInMillis`. [1000]
+   */
+  timeoutMarginMs?: number
+  /**
+   * Whole-event mode: called with every replayed response (after `Idempotent-Replayed: true`
+   * was added to an HTTP one) and the request's stored key and event; what it returns (or
+   * resolves to) is what the duplicate gets. It runs on replays only, never on a first run. A
+   * hook that throws fails that request. [none]
+   *
+   * @example
+   * ```ts
+   * idempotency({
+   *   store,
+   *   responseHook: (response, { key }) => ({ ...(response as object), headers: { ...(response as { headers?: object }).headers, 'x-idempotency-key': key } })
+   * })
+   * ```
+   */
+  responseHook?: (response: unknown, info: { key: string, event: unknown }) => unknown
   /** The clock, epoch milliseconds: for tests that move time. [`Date.now`] */
   now?: () => number
 }
 
 /** The options with every default applied. */
-export interface ResolvedOptions extends Required<Omit<IdempotencyOptions, 'key' | 'payload' | 'logger' | 'onOutcome'>> {
+export interface ResolvedOptions extends Required<Omit<IdempotencyOptions, 'key' | 'payload' | 'logger' | 'onOutcome' | 'responseHook'>> {
   onOutcome?: (outcome: UnitOutcome) => void
+  responseHook?: IdempotencyOptions['responseHook']
   key?: Selector
   payload?: Selector | false
   logger: IdempotencyLogger
@@ -93,6 +116,7 @@ export const defaults = {
   concurrency: 50,
   localCacheSize: 0,
   clockSkewMs: 0,
+  timeoutMarginMs: 1000,
   now: Date.now
 }
 
@@ -121,6 +145,8 @@ export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => 
     (options.logger !== undefined && options.logger !== false && (typeof options.logger?.warn !== 'function' || typeof options.logger?.error !== 'function') && 'logger must have warn and error functions, or be false') ||
     (options.onOutcome !== undefined && typeof options.onOutcome !== 'function' && 'onOutcome must be a function') ||
     (options.clockSkewMs !== undefined && !(Number.isSafeInteger(options.clockSkewMs) && options.clockSkewMs >= 0) && 'clockSkewMs must be an integer of 0 or more') ||
+    (options.timeoutMarginMs !== undefined && !(Number.isSafeInteger(options.timeoutMarginMs) && options.timeoutMarginMs >= 0) && 'timeoutMarginMs must be an integer of 0 or more') ||
+    (options.responseHook !== undefined && typeof options.responseHook !== 'function' && 'responseHook must be a function') ||
     (options.now !== undefined && typeof options.now !== 'function' && 'now must be a function returning epoch milliseconds')
   if (problem !== false) throw new IdempotencyConfigError(`idempotency: ${problem}`)
 

@@ -385,6 +385,8 @@ describe('invalid options are refused at construction with IdempotencyConfigErro
   test('onOutcome', () => { refused('onOutcome', ['metrics', {}, 1]) })
   test('clockSkewMs', () => { refused('clockSkewMs', [-1, 1.5, '1000', Number.NaN]) })
   test('now', () => { refused('now', [Date.now(), 'Date.now', {}]) })
+  test('timeoutMarginMs', () => { refused('timeoutMarginMs', [-1, 1.5, '1000', Number.NaN, Number.POSITIVE_INFINITY]) })
+  test('responseHook', () => { refused('responseHook', ['headers', {}, 1, null]) })
 
   test("DynamoDBStore's tableName", () => {
     for (const bad of [undefined, '', 42]) {

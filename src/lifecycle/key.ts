@@ -37,6 +37,8 @@ export const compileSelector = (selector: Selector, what: string): Select => {
       try {
         return selector(unit, context)
       } catch (error) {
+        // Already says what is missing (the default HTTP key names the header).
+        if (error instanceof IdempotencyKeyError) throw error
         throw new IdempotencyKeyError(`the ${what} function threw: ${(error as Error)?.message ?? String(error)}`, error)
       }
     }
