@@ -35,7 +35,7 @@ export interface IdempotencyMiddleware {
  *   .handler(async (event) => Promise.allSettled(event.Records.map(chargeCard)))
  * ```
  */
-export const idempotency = (options: IdempotencyOptions): IdempotencyMiddleware => {
+export const idempotency = <TEvent = any>(options: IdempotencyOptions<TEvent>): IdempotencyMiddleware => {
   const resolved = resolveOptions(options)
   const config: LifecycleConfig = {
     store: resolved.store,

@@ -5,7 +5,20 @@ import { parsePath, type Selector } from './lifecycle/key.js'
 import type { IdempotencyStore } from './stores/store.js'
 
 /**
- * Options of {@link idempotency}. Only `store` is required.
+ * What a `key` or `payload` function receives for an event of type `TEvent`: one record of an
+ * SQS batch (per-record mode), otherwise the event itself. `any` stays `any`, so options written
+ * without a type argument compile as they always did. (With `mode: 'event'` on an SQS event the
+ * functions get the whole event: give the type argument `unknown`, or no type argument, then.)
+ */
+export type UnitOf<TEvent> = 0 extends (1 & TEvent)
+  ? any
+  : TEvent extends { Records: ReadonlyArray<infer TRecord> }
+    ? (TRecord extends { messageId: string, receiptHandle: string } ? TRecord : TEvent)
+    : TEvent
+
+/**
+ * Options of {@link idempotency}. Only `store` is required. `TEvent`, the event type of the
+ * handler, types what `key` and `payload` functions receive (see {@link UnitOf}).
  *
  * @example
  * ```ts
@@ -16,9 +29,12 @@ import type { IdempotencyStore } from './stores/store.js'
  *   expiresAfterSeconds: 24 * 3600,
  *   onFailure: (error, { attempt }) => attempt >= 3 ? 'fail' : 'delete'
  * })
+ *
+ * // Typed: `record` is an SQSRecord.
+ * idempotency<SQSEvent>({ store, key: (record) => JSON.parse(record.body).orderId })
  * ```
  */
-export interface IdempotencyOptions {
+export interface IdempotencyOptions<TEvent = any> {
   /** Where records are kept: `DynamoDBStore` in production, `MemoryStore` in tests. Required. */
   store: IdempotencyStore
   /**
@@ -27,12 +43,12 @@ export interface IdempotencyOptions {
    * empty selection fails that unit with `IdempotencyKeyError`.
    * [SQS record: `'messageId'`. Whole event: the whole event]
    */
-  key?: Selector
+  key?: Selector<UnitOf<TEvent>>
   /**
    * What must be equal when a key is seen again (its hash is stored and compared), or
    * `false` to skip the check. [SQS record: `'body'`. Whole event: the whole event]
    */
-  payload?: Selector | false
+  payload?: Selector<UnitOf<TEvent>> | false
   /** How long a COMPLETED or FAILED record protects its key, in seconds. [3600] */
   expiresAfterSeconds?: number
   /**
