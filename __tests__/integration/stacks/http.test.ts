@@ -46,10 +46,11 @@ describe.each(middyVersions)('HTTP stacks, %s', (_, middyCore) => {
     }
   }
 
-  describe.each([
+  const orders: Array<[string, 'inside' | 'outside']> = [
     ['http-error-handler inside idempotency (idempotency outermost)', 'inside'],
     ['http-error-handler outside idempotency', 'outside']
-  ] as const)('%s', (_order, where) => {
+  ]
+  describe.each(orders)('%s', (_order, where) => {
     const withErrors = (work: (event: APIGatewayProxyEventV2) => Promise<unknown>) =>
       stack(work, where === 'inside' ? { inner: [httpErrorHandler({ logger: false }) as Middleware] } : { outer: [httpErrorHandler({ logger: false }) as Middleware] })
 
