@@ -9,6 +9,12 @@ import type { IdempotencyStore } from './stores/store.js'
  * SQS batch (per-record mode), otherwise the event itself. `any` stays `any`, so options written
  * without a type argument compile as they always did. (With `mode: 'event'` on an SQS event the
  * functions get the whole event: give the type argument `unknown`, or no type argument, then.)
+ *
+ * @example
+ * ```ts
+ * type A = UnitOf<SQSEvent>               // SQSRecord
+ * type B = UnitOf<APIGatewayProxyEventV2> // APIGatewayProxyEventV2
+ * ```
  */
 export type UnitOf<TEvent> = 0 extends (1 & TEvent)
   ? any
