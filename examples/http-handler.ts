@@ -73,22 +73,18 @@ export const createHandler = ({ store, charge, logger }: HttpDependencies) =>
     // `before` returns that stored response early, and an early return skips every `after`
     // hook: placed inside `httpResponses`, we would replay the handler's raw result, which
     // nothing would turn into HTTP any more.
-    .use(idempotency({
+    // The defaults for HTTP events: the key is the Idempotency-Key header (any case) with
+    // the method and path, the payload the body; a replay carries `Idempotent-Replayed: true`.
+    .use(idempotency<APIGatewayProxyEventV2>({
       store,
-      // HTTP APIs (payload 2.0) lower-case header names. A REST API keeps the client's case:
-      // there, use a function that looks the header up case-insensitively.
-      key: 'headers.idempotency-key',
-      // Not the default (the whole event): a retry has a new requestId and timestamps, so
-      // the whole event never matches. What must match is what the client asked for.
-      payload: 'body',
       // Clients retry within minutes; a day is what payment APIs commonly promise.
       expiresAfterSeconds: 24 * 3600,
       ...(logger === undefined ? {} : { logger })
     }))
     .use(httpResponses())
-    // Only a successful charge is stored (and replayed). A thrown error releases the key, so
-    // the client's retry runs again; do not return error responses from here for failures
-    // that a retry could fix, they would be stored as the answer.
+    // Only a successful charge is stored (and replayed). A thrown error, or a 5xx response,
+    // releases the key, so the client's retry runs again; a 4xx response would be stored as
+    // the answer.
     .handler(async (event) => await charge(parseRequest(event)))
 
 export const handler = createHandler({

@@ -113,8 +113,9 @@ export class IdempotencyKeyError extends IdempotencyError {
 }
 
 /**
- * The handler's result cannot be stored: it is not plain JSON data (BigInt, a cycle,
- * a class instance, a function, NaN) or it is too big for a DynamoDB item (400 KB).
+ * The handler's result cannot be stored: JSON has no text for it (a BigInt, a cycle, a
+ * `toJSON` that throws, a function as the whole result) or it is too big for a DynamoDB
+ * item (400 KB). Anything else is stored as what `JSON.stringify` makes of it.
  * The work did happen, so the record is kept as FAILED (never re-run) and reported
  * failed with this error.
  *
@@ -234,6 +235,34 @@ export class IdempotencyConfigError extends IdempotencyError {
   constructor (message: string) {
     super(message)
     this.name = 'IdempotencyConfigError'
+  }
+}
+
+/**
+ * What `onFailure` is given when a whole-event handler *answers* with an HTTP 5xx instead of
+ * throwing: a server error is a failure, not a result to replay (issue 8 #8). The client still
+ * gets the response unchanged; this error only carries it to the retry policy (and, with
+ * `'fail'`, its name and message into the FAILED record).
+ *
+ * @example
+ * ```ts
+ * idempotency({
+ *   store,
+ *   onFailure: (error) => error instanceof HttpServerErrorResponse && error.statusCode === 501 ? 'fail' : 'delete'
+ * })
+ * ```
+ */
+export class HttpServerErrorResponse extends Error {
+  /** The response's status code, 500 or more. */
+  readonly statusCode: number
+  /** The response the handler (or a middleware inside ours) produced, as it was returned. */
+  readonly response: unknown
+
+  constructor (statusCode: number, response: unknown) {
+    super(`the handler answered HTTP ${statusCode}`)
+    this.name = 'HttpServerErrorResponse'
+    this.statusCode = statusCode
+    this.response = response
   }
 }
 

@@ -1,3 +1,4 @@
+import { defaultEventKey, defaultEventPayload } from './adapters/http.js'
 import { wholeEventAdapter } from './adapters/whole-event.js'
 import { batchAdapter } from './batch/batch-adapter.js'
 import { sourceByMode, sourceOf } from './sources/index.js'
@@ -36,7 +37,7 @@ export interface IdempotencyMiddleware {
  *   .handler(async (event) => Promise.allSettled(event.Records.map(chargeCard)))
  * ```
  */
-export const idempotency = (options: IdempotencyOptions): IdempotencyMiddleware => {
+export const idempotency = <TEvent = any>(options: IdempotencyOptions<TEvent>): IdempotencyMiddleware => {
   const resolved = resolveOptions(options)
   const config: LifecycleConfig = {
     store: resolved.store,
@@ -68,7 +69,10 @@ export const idempotency = (options: IdempotencyOptions): IdempotencyMiddleware 
     }
     return adapter
   }
-  const event = wholeEventAdapter(config, selection({ key: wholeUnit, payload: eventPayload }, 'the event'))
+  const event = wholeEventAdapter(config, selection({ key: defaultEventKey, payload: defaultEventPayload }, 'the event'), {
+    timeoutMarginMs: resolved.timeoutMarginMs,
+    ...(resolved.responseHook === undefined ? {} : { responseHook: resolved.responseHook })
+  })
   const forced = resolved.mode === 'auto' || resolved.mode === 'event' ? undefined : sourceByMode(resolved.mode)
   const adapterFor = (request: MiddyRequest): Adapter => {
     if (resolved.mode === 'event') return event
@@ -88,14 +92,3 @@ export const idempotency = (options: IdempotencyOptions): IdempotencyMiddleware 
 
   return { before: idempotencyBefore, after: idempotencyAfter, onError: idempotencyOnError }
 }
-
-const wholeUnit = (unit: unknown): unknown => unit
-
-/**
- * The default payload of a whole event: the event itself, except for HTTP events (API
- * Gateway, ALB, function URLs), whose `requestContext` (request id, time) and headers
- * change on every retry — hashing them would refuse every retry as a mismatch — so
- * their `body` is compared instead.
- */
-const eventPayload = (event: unknown): unknown =>
-  typeof event === 'object' && event !== null && 'requestContext' in event ? (event as { body?: unknown }).body : event

@@ -1,5 +1,5 @@
 export { idempotency, idempotency as default, type IdempotencyMiddleware } from './idempotency.js'
-export type { IdempotencyOptions } from './options.js'
+export type { IdempotencyOptions, UnitOf } from './options.js'
 export type { FailureDecision, FailureInfo, FailurePolicy, IdempotencyLogger } from './lifecycle/config.js'
 export type { Selector } from './lifecycle/key.js'
 export type { OutcomeKind, UnitOutcome } from './lifecycle/report.js'
@@ -19,6 +19,7 @@ export {
   IdempotencyTransactError,
   IdempotencyLeaseLostError,
   IdempotencyConfigError,
+  HttpServerErrorResponse,
   type StoredError,
   type StoreOperation
 } from './errors.js'

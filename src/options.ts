@@ -5,7 +5,26 @@ import { parsePath, type Selector } from './lifecycle/key.js'
 import type { IdempotencyStore } from './stores/store.js'
 
 /**
- * Options of {@link idempotency}. Only `store` is required.
+ * What a `key` or `payload` function receives for an event of type `TEvent`: one record of an
+ * SQS batch (per-record mode), otherwise the event itself. `any` stays `any`, so options written
+ * without a type argument compile as they always did. (With `mode: 'event'` on an SQS event the
+ * functions get the whole event: give the type argument `unknown`, or no type argument, then.)
+ *
+ * @example
+ * ```ts
+ * type A = UnitOf<SQSEvent>               // SQSRecord
+ * type B = UnitOf<APIGatewayProxyEventV2> // APIGatewayProxyEventV2
+ * ```
+ */
+export type UnitOf<TEvent> = 0 extends (1 & TEvent)
+  ? any
+  : TEvent extends { Records: ReadonlyArray<infer TRecord> }
+    ? (TRecord extends { messageId: string, receiptHandle: string } ? TRecord : TEvent)
+    : TEvent
+
+/**
+ * Options of {@link idempotency}. Only `store` is required. `TEvent`, the event type of the
+ * handler, types what `key` and `payload` functions receive (see {@link UnitOf}).
  *
  * @example
  * ```ts
@@ -16,9 +35,12 @@ import type { IdempotencyStore } from './stores/store.js'
  *   expiresAfterSeconds: 24 * 3600,
  *   onFailure: (error, { attempt }) => attempt >= 3 ? 'fail' : 'delete'
  * })
+ *
+ * // Typed: `record` is an SQSRecord.
+ * idempotency<SQSEvent>({ store, key: (record) => JSON.parse(record.body).orderId })
  * ```
  */
-export interface IdempotencyOptions {
+export interface IdempotencyOptions<TEvent = any> {
   /** Where records are kept: `DynamoDBStore` in production, `MemoryStore` in tests. Required. */
   store: IdempotencyStore
   /**
@@ -27,12 +49,12 @@ export interface IdempotencyOptions {
    * empty selection fails that unit with `IdempotencyKeyError`.
    * [SQS record: `'messageId'`. Whole event: the whole event]
    */
-  key?: Selector
+  key?: Selector<UnitOf<TEvent>>
   /**
    * What must be equal when a key is seen again (its hash is stored and compared), or
    * `false` to skip the check. [SQS record: `'body'`. Whole event: the whole event]
    */
-  payload?: Selector | false
+  payload?: Selector<UnitOf<TEvent>> | false
   /** How long a COMPLETED or FAILED record protects its key, in seconds. [3600] */
   expiresAfterSeconds?: number
   /**
@@ -74,11 +96,27 @@ export interface IdempotencyOptions {
    */
   clockSkewMs?: number
   /**
-   * How close to the Lambda deadline a failure counts as a timeout, in milliseconds: the work
-   * may still be running, so its lease is kept (it lapses at the deadline) instead of being
-   * released for a retry to run it twice. Set it to at least your Middy `timeoutEarlyInMillis`. [1000]
+   * Whole-event mode: how close to the Lambda deadline (in milliseconds) a failure counts as a
+   * timeout, whatever error or 5xx the stack made of it. A timed-out invocation keeps its lease
+   * (its handler may still be running) instead of going through `onFailure`; the lease ends at
+   * the deadline anyway. Set it to at least your Middy `timeoutEarlyInMillis`. [1000]
    */
   timeoutMarginMs?: number
+  /**
+   * Whole-event mode: called with every replayed response (after `Idempotent-Replayed: true`
+   * was added to an HTTP one) and the request's stored key and event; what it returns (or
+   * resolves to) is what the duplicate gets. It runs on replays only, never on a first run. A
+   * hook that throws fails that request. [none]
+   *
+   * @example
+   * ```ts
+   * idempotency({
+   *   store,
+   *   responseHook: (response, { key }) => ({ ...(response as object), headers: { ...(response as { headers?: object }).headers, 'x-idempotency-key': key } })
+   * })
+   * ```
+   */
+  responseHook?: (response: unknown, info: { key: string, event: unknown }) => unknown
   /**
    * `'transact-only'`: a promise you make that every effect of your `perRecord` function is a
    * `transact` write. Records are then not claimed before they run: a new record costs one
@@ -94,8 +132,9 @@ export interface IdempotencyOptions {
 }
 
 /** The options with every default applied. */
-export interface ResolvedOptions extends Required<Omit<IdempotencyOptions, 'key' | 'payload' | 'logger' | 'onOutcome'>> {
+export interface ResolvedOptions extends Required<Omit<IdempotencyOptions, 'key' | 'payload' | 'logger' | 'onOutcome' | 'responseHook'>> {
   onOutcome?: (outcome: UnitOutcome) => void
+  responseHook?: IdempotencyOptions['responseHook']
   key?: Selector
   payload?: Selector | false
   logger: IdempotencyLogger
@@ -141,6 +180,7 @@ export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => 
     (options.onOutcome !== undefined && typeof options.onOutcome !== 'function' && 'onOutcome must be a function') ||
     (options.clockSkewMs !== undefined && !(Number.isSafeInteger(options.clockSkewMs) && options.clockSkewMs >= 0) && 'clockSkewMs must be an integer of 0 or more') ||
     (options.timeoutMarginMs !== undefined && !(Number.isSafeInteger(options.timeoutMarginMs) && options.timeoutMarginMs >= 0) && 'timeoutMarginMs must be an integer of 0 or more') ||
+    (options.responseHook !== undefined && typeof options.responseHook !== 'function' && 'responseHook must be a function') ||
     (options.effects !== undefined && !['any', 'transact-only'].includes(options.effects) && "effects must be 'any' or 'transact-only'") ||
     (options.effects === 'transact-only' && typeof store.commit !== 'function' && "effects: 'transact-only' needs a store that commits transactions (DynamoDBStore)") ||
     (options.now !== undefined && typeof options.now !== 'function' && 'now must be a function returning epoch milliseconds')

@@ -27,7 +27,7 @@ import { MAX_RESPONSE_BYTES } from '../../src/lifecycle/response.js'
 import { storedKey } from '../../src/lifecycle/key.js'
 import { freshTable, localClient } from '../support/dynamodb.js'
 import { middyVersions, sqsPartialBatchFailure } from '../support/middy.js'
-import { failedIds, lambdaContext, sqsEvent, sqsRecord } from '../support/sqs.js'
+import { failedIds, lambdaContext, redelivered, sqsEvent, sqsRecord } from '../support/sqs.js'
 
 /**
  * The bad-input catalogue (DESIGN §5): each bad input gives a clear error on the record
@@ -125,6 +125,19 @@ describe.each(middyVersions)('bad input, %s', (_, middy) => {
       const reason = await expectOnlyBadFailed(run, batchAround(bad), bad, IdempotencyKeyError, /key is empty \(key path "body.orderId" found nothing\)/)
       expect(reason.message).toContain(bad.messageId)
       expect(run.ran).not.toContain(bad.messageId)
+    })
+
+    test('records whose key function selects { orderId: undefined } fail one by one instead of sharing one key (payload: false)', async () => {
+      // Hashed, `{ orderId: undefined }` is `{}`: every record without an orderId would share one
+      // key, and with no payload check a second one would be acknowledged as a replay without running.
+      const run = consumer({ payload: false, key: (r: SQSRecord) => ({ orderId: (JSON.parse(r.body) as { orderId?: string }).orderId }) })
+      const first = sqsRecord({ amount: 1 })
+      await expectOnlyBadFailed(run, batchAround(first), first, IdempotencyKeyError, /key is empty \(the key function found \{ orderId: undefined \}\)/)
+      const second = sqsRecord({ amount: 2 })
+      expect(failedIds(await run.invoke([second]))).toEqual([second.messageId])
+      expect(run.reasons.get(second.messageId)).toBeInstanceOf(IdempotencyKeyError)
+      expect(run.ran).not.toContain(first.messageId)
+      expect(run.ran).not.toContain(second.messageId)
     })
 
     test('a key function that throws fails that record with IdempotencyKeyError carrying the thrown error', async () => {
@@ -230,12 +243,16 @@ describe.each(middyVersions)('bad input, %s', (_, middy) => {
       await expectStoredAsFailed(run)
     })
 
-    test('a class instance as response fails that record with IdempotencyResponseError naming the class', async () => {
+    test('a Date and a class instance in the response are stored as what JSON.stringify produces; the record completes and a redelivery replays it', async () => {
+      // Issue 8 #4: refusing them kept work that had succeeded FAILED, on its way to the DLQ.
       class Receipt { constructor (readonly id: string) {} }
-      const bad = sqsRecord({ orderId: 'o-class' })
-      const run = consumer({}, answering(bad, () => new Receipt('r-1')))
-      await expectOnlyBadFailed(run, batchAround(bad), bad, IdempotencyResponseError, /instance of Receipt, not plain data/)
-      await expectStoredAsFailed(run)
+      const record = sqsRecord({ orderId: 'o-date' })
+      const run = consumer({}, async () => ({ chargedAt: new Date(0), receipt: new Receipt('r-1') }))
+      expect(await run.invoke([record])).toEqual({ batchItemFailures: [] })
+      const items = await run.items()
+      expect(items.map((i) => [i.status, i.responseData])).toEqual([['COMPLETED', '{"chargedAt":"1970-01-01T00:00:00.000Z","receipt":{"id":"r-1"}}']])
+      expect(await run.invoke([redelivered(record)])).toEqual({ batchItemFailures: [] })
+      expect(run.ran).toEqual([record.messageId])
     })
   })
 
@@ -368,6 +385,8 @@ describe('invalid options are refused at construction with IdempotencyConfigErro
   test('onOutcome', () => { refused('onOutcome', ['metrics', {}, 1]) })
   test('clockSkewMs', () => { refused('clockSkewMs', [-1, 1.5, '1000', Number.NaN]) })
   test('now', () => { refused('now', [Date.now(), 'Date.now', {}]) })
+  test('timeoutMarginMs', () => { refused('timeoutMarginMs', [-1, 1.5, '1000', Number.NaN, Number.POSITIVE_INFINITY]) })
+  test('responseHook', () => { refused('responseHook', ['headers', {}, 1, null]) })
 
   test("DynamoDBStore's tableName", () => {
     for (const bad of [undefined, '', 42]) {

@@ -1,16 +1,45 @@
-import { beforeAll, expect, test } from '@jest/globals'
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
 import { execFileSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+
+/**
+ * What `npm pack` publishes, and how consumers load it: an ESM project, a CommonJS project
+ * (`require` of ESM, Node >= 20.19 and 22), and their type checks. One real `npm pack` (it
+ * runs `prepack`, the build) into a temporary folder, unpacked as `node_modules/middy-idempotency`
+ * of a throwaway project whose peers are links to this repository's: offline and fast.
+ */
 
 let files: string[] = []
 let name: string | undefined
+let project = ''
+let scratch = ''
+
+const repoModules = realpathSync('node_modules')
+const link = (pkg: string): void => {
+  const target = join(project, 'node_modules', pkg)
+  mkdirSync(dirname(target), { recursive: true })
+  symlinkSync(realpathSync(join(repoModules, pkg)), target, 'dir')
+}
 
 beforeAll(() => {
-  // `npm pack` runs `prepack` (the build) and lists what would be published.
-  const output = execFileSync('npm', ['pack', '--dry-run', '--json', '--loglevel=error'], { encoding: 'utf8' })
-  const [pack] = JSON.parse(output.slice(output.indexOf('['))) as Array<{ name: string, files: Array<{ path: string }> }>
+  scratch = mkdtempSync(join(tmpdir(), 'middy-idempotency-pack-'))
+  const output = execFileSync('npm', ['pack', '--json', '--loglevel=error', '--pack-destination', scratch], { encoding: 'utf8' })
+  const [pack] = JSON.parse(output.slice(output.indexOf('['))) as Array<{ name: string, filename: string, files: Array<{ path: string }> }>
   files = pack?.files.map((f) => f.path) ?? []
   name = pack?.name
-}, 60_000)
+  project = join(scratch, 'consumer')
+  const installed = join(project, 'node_modules', 'middy-idempotency')
+  mkdirSync(installed, { recursive: true })
+  execFileSync('tar', ['-xzf', join(scratch, pack?.filename ?? ''), '-C', installed, '--strip-components=1'])
+  for (const pkg of ['@middy/core', '@aws-sdk/client-dynamodb', '@types/aws-lambda', '@types/node']) link(pkg)
+  // No "type": CommonJS, as most older projects are.
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true }))
+}, 120_000)
+
+afterAll(() => { if (scratch !== '') rmSync(scratch, { recursive: true, force: true }) })
 
 test('npm pack ships only the built code, its types, the README and the licence', () => {
   expect(name).toBe('middy-idempotency')
@@ -18,12 +47,64 @@ test('npm pack ships only the built code, its types, the README and the licence'
   expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'dist/index.js', 'dist/index.d.ts', 'dist/stores/dynamodb-store.js']))
 })
 
+const publicExports = [
+  'DynamoDBStore', 'HttpServerErrorResponse', 'IdempotencyConfigError', 'IdempotencyError', 'IdempotencyFailedError', 'IdempotencyHeldBackError',
+  'IdempotencyInProgressError', 'IdempotencyKeyError', 'IdempotencyLeaseLostError', 'IdempotencyPayloadMismatchError', 'IdempotencyResponseError',
+  'IdempotencyStoreError', 'IdempotencyTransactError', 'MemoryStore', 'default', 'idempotency', 'perRecord'
+]
+
 test('the built entry point exports the public contract', async () => {
   const built = await import('../../dist/index.js' as string) as Record<string, unknown>
-  expect(Object.keys(built).sort()).toEqual([
-    'DynamoDBStore', 'IdempotencyConfigError', 'IdempotencyError', 'IdempotencyFailedError', 'IdempotencyHeldBackError',
-    'IdempotencyInProgressError', 'IdempotencyKeyError', 'IdempotencyLeaseLostError', 'IdempotencyPayloadMismatchError', 'IdempotencyResponseError',
-    'IdempotencyStoreError', 'IdempotencyTransactError', 'MemoryStore', 'default', 'idempotency', 'perRecord'
-  ])
+  expect(Object.keys(built).sort()).toEqual(publicExports)
   expect(built.default).toBe(built.idempotency)
+})
+
+describe('consumers of the packed tarball', () => {
+  /** Loads the package as `how` does, builds a middleware with it, and prints what it saw. */
+  const probe = (how: string): string => `
+    const m = ${how}
+    const middleware = m.idempotency({ store: new m.MemoryStore(), logger: false })
+    console.log(JSON.stringify({ keys: Object.keys(m).sort(), sameDefault: m.default === m.idempotency, hooks: Object.keys(middleware).sort() }))
+  `
+  const run = (file: string, source: string): unknown => {
+    writeFileSync(join(project, file), source)
+    return JSON.parse(execFileSync(process.execPath, [file], { cwd: project, encoding: 'utf8' }))
+  }
+  const expected = { keys: publicExports, sameDefault: true, hooks: ['after', 'before', 'onError'] }
+
+  test(`a CommonJS project can require('middy-idempotency') on Node ${process.versions.node} (the dist has no top-level await)`, () => {
+    // Node >= 20.19 and 22.12 load ES modules with require() unless they use top-level await
+    // (ERR_REQUIRE_ASYNC_MODULE): https://nodejs.org/api/modules.html#loading-ecmascript-modules-using-require
+    // require() of an ES module with a default export also marks the namespace __esModule, for interop.
+    expect(run('consumer.cjs', probe("require('middy-idempotency')"))).toEqual({ ...expected, keys: [...publicExports, '__esModule'].sort() })
+  })
+
+  test('an ESM project can import it', () => {
+    expect(run('consumer.mjs', probe("await import('middy-idempotency')"))).toEqual(expected)
+  })
+
+  const consumer = (kind: 'import' | 'require'): string => `
+    import { idempotency, MemoryStore, type IdempotencyOptions } from 'middy-idempotency'
+    import type { SQSEvent } from 'aws-lambda'
+    // A ${kind} of the package, typed by the event.
+    const options: IdempotencyOptions<SQSEvent> = { store: new MemoryStore(), key: (record) => record.messageId }
+    export const middleware = idempotency(options)
+    // @ts-expect-error an SQS record has no orderId
+    export const wrong = idempotency<SQSEvent>({ store: new MemoryStore(), key: (record) => record.orderId })
+  `
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
+
+  // `module: node16` describes Node 16, which cannot require an ES module: a CommonJS file is
+  // checked with `node20` (TypeScript >= 5.9; `nodenext` since 5.8), with the same node16 resolution.
+  // The declaration files themselves are checked once (the first case); the others skip that
+  // check of node_modules, which costs more than the rest.
+  test.each([
+    ['moduleResolution node16 (module node16), ESM', ['--module', 'node16', '--moduleResolution', 'node16', '--skipLibCheck', 'false'], ['esm.mts']],
+    ['moduleResolution node16 (module node20), ESM and CommonJS', ['--module', 'node20', '--moduleResolution', 'node16', '--skipLibCheck'], ['esm.mts', 'cjs.cts']],
+    ['moduleResolution bundler (module preserve), ESM and CommonJS', ['--module', 'preserve', '--moduleResolution', 'bundler', '--skipLibCheck'], ['esm.ts', 'cjs.cts']]
+  ])('a TypeScript consumer typechecks with %s', (_, flags, sources) => {
+    for (const source of sources) writeFileSync(join(project, source), consumer(source.startsWith('cjs') ? 'require' : 'import'))
+    const args = [tsc, '--noEmit', '--strict', '--target', 'es2022', '--types', 'node', ...flags, ...sources]
+    expect(() => execFileSync(process.execPath, args, { cwd: project, encoding: 'utf8' })).not.toThrow()
+  }, 60_000)
 })

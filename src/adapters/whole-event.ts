@@ -1,24 +1,41 @@
+import { HttpServerErrorResponse } from '../errors.js'
 import { claim } from '../lifecycle/claim.js'
 import type { LifecycleConfig, Unit } from '../lifecycle/config.js'
-import { isMiddyTimeout, leaseFor } from '../lifecycle/lease.js'
+import { leaseFor } from '../lifecycle/lease.js'
 import { prepareUnit, type Selection } from '../lifecycle/prepare.js'
 import { kindOfRefusal, reportOutcome, type UnitOutcome } from '../lifecycle/report.js'
 import { applyOnFailure, complete } from '../lifecycle/settle.js'
+import { originalError, timedOut, watchErrors } from '../lifecycle/timeout.js'
 import type { Adapter, MiddyRequest } from './adapter.js'
+import { isHttpEvent } from './http.js'
+import { isServerErrorResponse, markReplayed } from './http-response.js'
 
 interface Claimed { unit: Unit, leaseToken: string, settled: boolean }
+
+/** What whole-event mode is told besides the lifecycle: see the options of the same names. */
+export interface WholeEventOptions {
+  timeoutMarginMs: number
+  responseHook?: (response: unknown, info: { key: string, event: unknown }) => unknown
+}
 
 /**
  * Whole-event mode (DESIGN §4): direct invoke, API Gateway, EventBridge... one event,
  * one unit of work. A duplicate returns the stored response without running the handler.
  */
-export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection): Adapter => {
+export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection, options: WholeEventOptions): Adapter => {
   const claims = new WeakMap<MiddyRequest, Claimed>()
   const replayed = new WeakSet<MiddyRequest>()
 
   const report = (outcome: UnitOutcome): void => { reportOutcome(config.onOutcome, config.logger, outcome) }
 
+  /** The stored response as this request gets it: marked as a replay for HTTP, then the user's hook. */
+  const replayOf = async (request: MiddyRequest, key: string, stored: unknown): Promise<unknown> => {
+    const response = isHttpEvent(request.event) ? markReplayed(stored) : stored
+    return options.responseHook === undefined ? response : await options.responseHook(response, { key, event: request.event })
+  }
+
   const before = async (request: MiddyRequest): Promise<unknown> => {
+    watchErrors(request)
     let unit: Unit
     try {
       unit = prepareUnit(selection, request.event, request.context, 1, 'event')
@@ -36,11 +53,20 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection)
       return undefined
     }
     report({ kind: 'replayed', key: unit.key })
-    // Replay. `earlyResponse` (Middy >= 6) is what makes an `undefined` result a response
-    // rather than "go on and run the handler".
+    const response = await replayOf(request, unit.key, outcome.response)
+    // `earlyResponse` (Middy >= 6) is what makes an `undefined` result a response rather
+    // than "go on and run the handler".
     replayed.add(request)
-    request.earlyResponse = outcome.response
-    return outcome.response
+    request.earlyResponse = response
+    return response
+  }
+
+  /** Keeps the lease when the invocation ran out of time: the handler may still be working. */
+  const keepIfTimedOut = (request: MiddyRequest, claimed: Claimed, error: unknown): boolean => {
+    if (!timedOut(request, options.timeoutMarginMs, config.now)) return false
+    config.logger.warn({ message: 'idempotency: timed out; lease kept until it lapses', key: claimed.unit.key })
+    report({ kind: 'timed-out', key: claimed.unit.key, error })
+    return true
   }
 
   const after = async (request: MiddyRequest): Promise<void> => {
@@ -52,7 +78,17 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection)
     const claimed = claims.get(request)
     if (claimed === undefined || claimed.settled) return
     claimed.settled = true
-    const { result, kind } = await complete(config, claimed.unit, claimed.leaseToken, request.response)
+    const { response } = request
+    if (isServerErrorResponse(response)) {
+      // A 5xx is a failure, returned unchanged. Near the deadline it may be a custom
+      // `timeoutEarlyResponse` answering while the handler still runs.
+      const error = new HttpServerErrorResponse(response.statusCode, response)
+      if (keepIfTimedOut(request, claimed, error)) return
+      await applyOnFailure(config, claimed.unit, claimed.leaseToken, error)
+      report({ kind: 'failed', key: claimed.unit.key, error })
+      return
+    }
+    const { result, kind } = await complete(config, claimed.unit, claimed.leaseToken, response)
     if (result.status === 'rejected') {
       report({ kind, key: claimed.unit.key, error: result.reason })
       throw result.reason
@@ -64,13 +100,11 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection)
     const claimed = claims.get(request)
     if (claimed === undefined || claimed.settled) return
     claimed.settled = true
-    if (isMiddyTimeout(request.error)) {
-      config.logger.warn({ message: 'idempotency: timed out; lease kept until it lapses', key: claimed.unit.key })
-      report({ kind: 'timed-out', key: claimed.unit.key, error: request.error })
-      return
-    }
-    await applyOnFailure(config, claimed.unit, claimed.leaseToken, request.error)
-    report({ kind: 'failed', key: claimed.unit.key, error: request.error })
+    // What was really thrown, not what a middleware inside ours (http-error-handler) made of it.
+    const error = originalError(request)
+    if (keepIfTimedOut(request, claimed, error)) return
+    await applyOnFailure(config, claimed.unit, claimed.leaseToken, error)
+    report({ kind: 'failed', key: claimed.unit.key, error })
   }
 
   return { before, after, onError }

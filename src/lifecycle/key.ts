@@ -37,6 +37,8 @@ export const compileSelector = (selector: Selector, what: string): Select => {
       try {
         return selector(unit, context)
       } catch (error) {
+        // Already says what is missing (the default HTTP key names the header).
+        if (error instanceof IdempotencyKeyError) throw error
         throw new IdempotencyKeyError(`the ${what} function threw: ${(error as Error)?.message ?? String(error)}`, error)
       }
     }
@@ -93,6 +95,21 @@ export const canonicalJson = (value: unknown): string => {
 export const isPlainObject = (value: object): boolean => {
   const proto = Object.getPrototypeOf(value)
   return proto === null || Object.getPrototypeOf(proto) === null
+
+}
+
+/**
+ * True when a selection holds no defined value anywhere inside: `undefined`, `null`, `''`, or
+ * arrays and plain objects made only of those (`{ id: undefined }`, `{}`, `[null]`). Hashed, such
+ * a selection would still be a key, and every unit without its id would share it. `0`, `false`
+ * and objects that are not plain data (a Date) are values.
+ */
+export const isEmptySelection = (value: unknown): boolean => {
+  if (value === undefined || value === null || value === '') return true
+  if (typeof value !== 'object') return false
+  if (Array.isArray(value)) return value.every(isEmptySelection)
+  if (!isPlainObject(value)) return false
+  return Object.values(value).every(isEmptySelection)
 }
 
 /** sha256 in hex of the canonical JSON of `value`. */

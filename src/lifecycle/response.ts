@@ -1,8 +1,19 @@
 /**
- * Results are stored as JSON and replayed with `JSON.parse`. Plain `JSON.stringify`
- * is lossy (a `Map` becomes `{}`, `NaN` becomes `null`, a `Date` a string), and a
- * replayed duplicate must get what the first delivery got, so anything that would
- * not come back identical is refused with the path where it was found.
+ * Results are stored as the text `JSON.stringify` makes of them and replayed with `JSON.parse`
+ * (DESIGN §5). That text is also what Lambda itself sends back for a result (API Gateway, a
+ * direct invoke), so a replay answers what the first delivery answered: a `Date` is its ISO
+ * string, `NaN` and `Infinity` are `null`, a `Map` or `Set` is `{}`, a class instance is its own
+ * enumerable properties, and functions, symbols and `undefined` are left out of objects and are
+ * `null` in arrays.
+ *
+ * Refused, because JSON has no text for them at all (the work is then kept FAILED, never re-run):
+ * - a BigInt anywhere (after any `toJSON`), and a circular reference: `JSON.stringify` throws;
+ * - a `toJSON` that throws (the thrown error is the `cause`);
+ * - a function or a symbol as the whole result, or a `toJSON` that turns the whole result into
+ *   `undefined`: `JSON.stringify` returns no text, and replaying "nothing" would not be what the
+ *   first delivery got. (An `undefined` result itself is stored as no data and replayed as
+ *   `undefined`.)
+ * - more JSON than fits in a 400 KB DynamoDB item.
  */
 
 // DynamoDB's item limit is 400 KB, names and values together:
@@ -15,9 +26,16 @@ export type Serialised = { ok: true, json: string | undefined } | { ok: false, p
 
 export const serialiseResponse = (value: unknown): Serialised => {
   if (value === undefined) return { ok: true, json: undefined }
-  const problem = findUnstorable(value, '$', new Set())
-  if (problem !== undefined) return { ok: false, problem }
-  const json = JSON.stringify(value)
+  let json: string | undefined
+  try {
+    json = JSON.stringify(value)
+  } catch (error) {
+    return { ok: false, ...explainFailure(value, error) }
+  }
+  if (json === undefined) {
+    const what = typeof value === 'function' || typeof value === 'symbol' ? `a ${typeof value}` : 'undefined once its toJSON ran'
+    return { ok: false, problem: `$ is ${what}, for which JSON has no text` }
+  }
   const bytes = Buffer.byteLength(json)
   if (bytes > MAX_RESPONSE_BYTES) {
     return { ok: false, problem: `it is ${bytes} bytes of JSON, more than the ${MAX_RESPONSE_BYTES} that fit in a 400 KB DynamoDB item` }
@@ -27,28 +45,47 @@ export const serialiseResponse = (value: unknown): Serialised => {
 
 export const parseResponse = (json: string | undefined): unknown => json === undefined ? undefined : JSON.parse(json)
 
-const findUnstorable = (value: unknown, path: string, seen: Set<object>): string | undefined => {
-  switch (typeof value) {
-    case 'string': case 'boolean': return undefined
-    case 'number': return Number.isFinite(value) ? undefined : `${path} is ${value}, which JSON cannot represent`
-    case 'bigint': return `${path} is a BigInt, which JSON cannot represent`
-    case 'undefined': return undefined
-    case 'function': case 'symbol': return `${path} is a ${typeof value}`
+/** Why `JSON.stringify` threw, with the path where it happened; the thrown error is the cause. */
+const explainFailure = (value: unknown, error: unknown): { problem: string, cause: unknown } => {
+  try {
+    const problem = findUnstorable(value, '', '$', new Set())
+    if (problem !== undefined) return { problem, cause: error }
+  } catch (thrown) {
+    if (thrown instanceof ToJsonError) return { problem: `${thrown.path}: toJSON threw: ${(thrown.cause as Error)?.message ?? String(thrown.cause)}`, cause: thrown.cause }
   }
-  if (value === null) return undefined
-  const object = value as object
-  if (seen.has(object)) return `${path} is a circular reference`
-  const proto = Object.getPrototypeOf(object)
-  const isArray = Array.isArray(object)
-  if (!isArray && proto !== Object.prototype && proto !== null) {
-    return `${path} is an instance of ${(object.constructor as { name?: string } | undefined)?.name ?? 'a class'}, not plain data`
+  return { problem: `JSON.stringify failed: ${(error as Error)?.message ?? String(error)}`, cause: error }
+}
+
+/** A `toJSON` threw while the path to the problem was looked for. */
+class ToJsonError extends Error {
+  constructor (readonly path: string, cause: unknown) {
+    super('toJSON threw', { cause })
   }
-  seen.add(object)
-  for (const [k, v] of Object.entries(object)) {
-    if (isArray && v === undefined) return `${path}[${k}] is undefined, which JSON turns into null`
-    const problem = findUnstorable(v, isArray ? `${path}[${k}]` : `${path}.${k}`, seen)
+}
+
+/**
+ * Walks the value as `JSON.stringify` does (`toJSON` first, then own enumerable properties)
+ * to name where it cannot go on. Only called once `JSON.stringify` has thrown.
+ */
+const findUnstorable = (input: unknown, name: string, path: string, seen: Set<object>): string | undefined => {
+  let value = input
+  const toJSON = (value as { toJSON?: unknown } | null | undefined)?.toJSON
+  if (typeof toJSON === 'function') {
+    try {
+      value = toJSON.call(value, name)
+    } catch (error) {
+      throw new ToJsonError(path, error)
+    }
+  }
+  if (typeof value === 'bigint' || value instanceof BigInt) return `${path} is a BigInt, which JSON cannot represent`
+  if (value === null || typeof value !== 'object') return undefined
+  if (seen.has(value)) return `${path} is a circular reference`
+  seen.add(value)
+  const isArray = Array.isArray(value)
+  for (const [k, v] of Object.entries(value)) {
+    const problem = findUnstorable(v, k, isArray ? `${path}[${k}]` : `${path}.${k}`, seen)
     if (problem !== undefined) return problem
   }
-  seen.delete(object)
+  seen.delete(value)
   return undefined
 }

@@ -1,30 +1,84 @@
 import type { MiddyRequest } from '../adapters/adapter.js'
+import { isMiddyTimeout, leaseFor } from './lease.js'
 
-const originals = new WeakMap<object, unknown>()
+/**
+ * Recognising Middy's early timeout whatever the rest of the stack made of it (issue 8 #1).
+ *
+ * Middy runs `onError` hooks innermost first (https://middy.js.org/docs/intro/how-it-works), and
+ * `@middy/http-error-handler` *replaces* `request.error` with a plain `{ statusCode: 500 }`
+ * object before an outer middleware sees it; a custom `timeoutEarlyResponse` may throw any error
+ * or return a response, in which case `after` runs instead of `onError`. So the error's identity
+ * cannot be trusted: the first error assigned to the request is kept, and the clock decides too.
+ */
 
-/** Remembers the first error Middy records for `request`, whatever a later middleware replaces it with. */
+const firstErrors = new WeakMap<object, { error: unknown }>()
+
+/**
+ * Called in `before`: turns `request.error` into an accessor that remembers the first error
+ * assigned to it. Middy 5, 6 and 7 all set it with `request.error = e` (the error of the
+ * handler or of a middleware), and later middlewares overwrite it the same way; reading it
+ * still gives the latest value, so nobody else sees a difference.
+ *
+ * @example
+ * ```ts
+ * const before = async (request: MiddyRequest) => { watchErrors(request) }
+ * ```
+ */
 export const watchErrors = (request: MiddyRequest): void => {
+  const descriptor = Object.getOwnPropertyDescriptor(request, 'error')
+  if (descriptor !== undefined && (descriptor.configurable === false || descriptor.get !== undefined)) return
   let current = request.error
+  if (current !== undefined) firstErrors.set(request, { error: current })
   Object.defineProperty(request, 'error', {
     configurable: true,
     enumerable: true,
     get: () => current,
-    set: (value: unknown) => {
-      if (value !== undefined && !originals.has(request)) originals.set(request, value)
-      current = value
+    set: (error: unknown) => {
+      if (error !== undefined && !firstErrors.has(request)) firstErrors.set(request, { error })
+      current = error
     }
   })
 }
 
-/** What the handler or a middleware really threw. */
-export const originalError = (request: MiddyRequest): unknown => originals.has(request) ? originals.get(request) : request.error
+/**
+ * What the handler or a middleware really threw: the first error assigned to the request
+ * since {@link watchErrors}, else `request.error` as it is now.
+ *
+ * @example
+ * ```ts
+ * const onError = async (request: MiddyRequest) => { await fail(config, unit, token, originalError(request)) }
+ * ```
+ */
+export const originalError = (request: MiddyRequest): unknown =>
+  firstErrors.has(request) ? firstErrors.get(request)?.error : request.error
 
-/** Middy's early timeout fired, or the Lambda deadline is within `marginMs`. */
-export const timedOut = (request: MiddyRequest, marginMs: number, _now: () => number): boolean => {
-  const e = originalError(request) as { name?: string, cause?: { package?: string } } | undefined
-  if (e?.name === 'TimeoutError' && e.cause?.package === '@middy/core') return true
-  type WithDeadline = { getRemainingTimeInMillis?: () => number } | undefined
-  const context = request.context as WithDeadline & { lambdaContext?: WithDeadline }
-  const owner = [context, context?.lambdaContext].find((c) => typeof c?.getRemainingTimeInMillis === 'function')
-  return owner !== undefined && (owner.getRemainingTimeInMillis as () => number).call(owner) <= marginMs
+/**
+ * True when this invocation ran out of time: the original error is Middy's `TimeoutError`
+ * (`name === 'TimeoutError'`, `cause.package === '@middy/core'`), or the Lambda context (also
+ * `context.lambdaContext`, Middy 7's durable mode) has `marginMs` or less left, whatever
+ * error or response the stack produced.
+ *
+ * Why the clock may decide: keeping a lease is harmless when the deadline is that close,
+ * since the lease ends at the deadline anyway (it is `now + getRemainingTimeInMillis()`);
+ * releasing one whose handler still runs lets a retry run the payment twice. So set
+ * `timeoutMarginMs` to at least Middy's `timeoutEarlyInMillis`. `now` is the clock the lease
+ * was taken with. Without a Lambda context there is no deadline, and only the error counts.
+ *
+ * @example
+ * ```ts
+ * if (timedOut(request, 1000, Date.now)) return // keep the lease: the handler may still be running
+ * ```
+ */
+export const timedOut = (request: MiddyRequest, marginMs: number, now: () => number): boolean => {
+  if (isMiddyTimeout(originalError(request))) return true
+  if (!hasDeadline(request.context)) return false
+  const lease = leaseFor(request.context, now)
+  return lease.until - lease.nowMs <= marginMs
+}
+
+type WithDeadline = { getRemainingTimeInMillis?: unknown, lambdaContext?: { getRemainingTimeInMillis?: unknown } } | null | undefined
+
+const hasDeadline = (context: unknown): boolean => {
+  const c = context as WithDeadline
+  return typeof c?.getRemainingTimeInMillis === 'function' || typeof c?.lambdaContext?.getRemainingTimeInMillis === 'function'
 }

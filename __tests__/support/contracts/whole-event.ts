@@ -1,5 +1,6 @@
 import { describe, expect, jest, test } from '@jest/globals'
 import {
+  HttpServerErrorResponse,
   idempotency,
   IdempotencyFailedError,
   IdempotencyKeyError,
@@ -109,6 +110,39 @@ export const describeWholeEvent = (storeName: string, makeStore: () => Promise<S
       await expect(handler({ orderId: 'o-7' }, lambdaContext())).rejects.toThrow(IdempotencyResponseError)
       expect((await records())[0]?.status).toBe('FAILED')
       await expect(handler({ orderId: 'o-7' }, lambdaContext())).rejects.toThrow(IdempotencyFailedError)
+      expect(calls).toHaveBeenCalledTimes(1)
+    })
+
+    test("a 5xx response is a failure: returned unchanged, given to onFailure, never stored; with 'delete' the retry runs", async () => {
+      let attempt = 0
+      const failures: unknown[] = []
+      const { handler, records, calls } = await build(
+        async () => (++attempt === 1 ? { statusCode: 503, body: 'busy' } : { statusCode: 201, body: 'charged' }),
+        { onFailure: (error) => { failures.push(error); return 'delete' } }
+      )
+      expect(await handler({ orderId: 'o-9' }, lambdaContext())).toEqual({ statusCode: 503, body: 'busy' })
+      expect(failures).toEqual([expect.objectContaining({ name: 'HttpServerErrorResponse', statusCode: 503, response: { statusCode: 503, body: 'busy' } })])
+      expect(failures[0]).toBeInstanceOf(HttpServerErrorResponse)
+      expect(await records()).toEqual([])
+      expect(await handler({ orderId: 'o-9' }, lambdaContext())).toEqual({ statusCode: 201, body: 'charged' })
+      expect(calls).toHaveBeenCalledTimes(2)
+      expect((await records()).map((r) => r.status)).toEqual(['COMPLETED'])
+    })
+
+    test("a 5xx response with 'fail' is kept FAILED and replayed as IdempotencyFailedError, never as a stored 500", async () => {
+      const { handler, records, calls } = await build(async () => ({ statusCode: 500, body: 'oops' }), { onFailure: 'fail' })
+      expect(await handler({ orderId: 'o-10' }, lambdaContext())).toEqual({ statusCode: 500, body: 'oops' })
+      expect(await records()).toEqual([expect.objectContaining({ status: 'FAILED' })])
+      const replay = await handler({ orderId: 'o-10' }, lambdaContext()).catch((e: unknown) => e)
+      expect(replay).toBeInstanceOf(IdempotencyFailedError)
+      expect((replay as IdempotencyFailedError).storedError).toEqual({ name: 'HttpServerErrorResponse', message: 'the handler answered HTTP 500' })
+      expect(calls).toHaveBeenCalledTimes(1)
+    })
+
+    test('a 4xx response is a result: stored and replayed', async () => {
+      const { handler, calls } = await build(async () => ({ statusCode: 402, body: 'declined' }))
+      await handler({ orderId: 'o-11' }, lambdaContext())
+      expect(await handler({ orderId: 'o-11' }, lambdaContext())).toEqual({ statusCode: 402, body: 'declined' })
       expect(calls).toHaveBeenCalledTimes(1)
     })
 

@@ -14,19 +14,38 @@ describe('serialiseResponse', () => {
     expect(parseResponse(undefined)).toBeUndefined()
   })
 
+  // DESIGN §5 and issue 8 #4: a result is stored as what JSON.stringify produces, since that is
+  // also what Lambda sends back for it; refusing a Date failed work that had succeeded.
   test.each([
-    ['a BigInt', { total: 10n }, '$.total is a BigInt'],
-    ['NaN', { n: Number.NaN }, '$.n is NaN'],
-    ['Infinity', [Infinity], '$[0] is Infinity'],
-    ['a function', { f: () => 1 }, '$.f is a function'],
-    ['a Map', { m: new Map() }, '$.m is an instance of Map'],
-    ['a Date', { at: new Date(0) }, '$.at is an instance of Date'],
-    ['a class instance', new (class Order {})(), '$ is an instance of Order'],
-    ['undefined in an array', [1, undefined], '$[1] is undefined']
+    ['a Date (any toJSON)', { at: new Date(0) }, '{"at":"1970-01-01T00:00:00.000Z"}'],
+    ['NaN and Infinity', { n: Number.NaN, list: [Infinity] }, '{"n":null,"list":[null]}'],
+    ['a function or a symbol inside an object', { f: () => 1, s: Symbol('s'), kept: 1 }, '{"kept":1}'],
+    ['a function, a symbol or undefined inside an array', [() => 1, Symbol('s'), undefined], '[null,null,null]'],
+    ['a Map and a Set', { m: new Map([['a', 1]]), s: new Set([1]) }, '{"m":{},"s":{}}'],
+    ['a class instance', new (class Order { constructor (readonly id: string) {} })('o-1'), '{"id":"o-1"}']
+  ])('%s is stored as what JSON.stringify produces, and replayed as that', (_, value, json) => {
+    const result = serialiseResponse(value)
+    expect(result).toEqual({ ok: true, json })
+    expect(json).toBe(JSON.stringify(value))
+    expect(parseResponse(json)).toEqual(JSON.parse(json))
+  })
+
+  test.each([
+    ['a BigInt', { total: 10n }, '$.total is a BigInt, which JSON cannot represent'],
+    ['a BigInt inside what toJSON returns', { at: { toJSON: () => ({ cents: 10n }) } }, '$.at.cents is a BigInt, which JSON cannot represent'],
+    ['a function at the top', () => 1, '$ is a function, for which JSON has no text'],
+    ['a symbol at the top', Symbol('s'), '$ is a symbol, for which JSON has no text'],
+    ['a toJSON returning undefined at the top', { toJSON: () => undefined }, '$ is undefined once its toJSON ran, for which JSON has no text']
   ])('%s is refused with the path where it was found', (_, value, problem) => {
     const result = serialiseResponse(value)
     expect(result.ok).toBe(false)
-    expect((result as { problem: string }).problem).toContain(problem)
+    expect((result as { problem: string }).problem).toBe(problem)
+  })
+
+  test('a toJSON that throws is refused with the thrown error as cause', () => {
+    const thrown = new Error('not serialisable')
+    const result = serialiseResponse({ receipt: { toJSON: () => { throw thrown } } })
+    expect(result).toEqual({ ok: false, problem: '$.receipt: toJSON threw: not serialisable', cause: thrown })
   })
 
   test('a cycle is refused, a shared (acyclic) object is not', () => {
@@ -34,7 +53,7 @@ describe('serialiseResponse', () => {
     expect(serialiseResponse({ x: shared, y: shared }).ok).toBe(true)
     const cycle: Record<string, unknown> = { list: [] }
     ;(cycle.list as unknown[]).push(cycle)
-    expect(serialiseResponse(cycle)).toEqual({ ok: false, problem: '$.list[0] is a circular reference' })
+    expect(serialiseResponse(cycle)).toEqual({ ok: false, problem: '$.list[0] is a circular reference', cause: expect.any(TypeError) })
   })
 
   test('a result too big for a 400 KB item is refused with its size', () => {

@@ -1,0 +1,48 @@
+import { describe, expect, test } from '@jest/globals'
+import { IdempotencyKeyError } from '../../../src/errors.js'
+import { compileSelector } from '../../../src/lifecycle/key.js'
+import { prepareUnit, type Selection } from '../../../src/lifecycle/prepare.js'
+
+/** A selection whose key function returns `selected`, whatever the unit. */
+const selecting = (selected: unknown): Selection => ({
+  namespace: 'ns',
+  key: compileSelector(() => selected, 'key'),
+  keyName: 'the key function'
+})
+
+const prepareError = (selected: unknown): IdempotencyKeyError => {
+  try {
+    prepareUnit(selecting(selected), {}, {}, 1, 'record m-1')
+  } catch (error) {
+    return error as IdempotencyKeyError
+  }
+  throw new Error(`expected ${String(selected)} to be refused as an empty key`)
+}
+
+describe('a key selection with no defined value anywhere inside is a missing key', () => {
+  test.each([
+    ['undefined', undefined, 'found nothing'],
+    ['null', null, 'found nothing'],
+    ["''", '', "found ''"],
+    ['{ id: undefined }', { id: undefined }, 'found { id: undefined }'],
+    ['{}', {}, 'found {}'],
+    ['[]', [], 'found []'],
+    ['[null]', [null], 'found [ null ]'],
+    ['{ a: { b: undefined } }', { a: { b: undefined } }, 'found { a: { b: undefined } }'],
+    ["{ tenant: '', id: [] }", { tenant: '', id: [] }, "found { tenant: '', id: [] }"]
+  ])('%s fails the unit with IdempotencyKeyError naming what was found', (_, selected, found) => {
+    const error = prepareError(selected)
+    expect(error).toBeInstanceOf(IdempotencyKeyError)
+    expect(error.message).toBe(`record m-1: the key is empty (the key function ${found}): nothing to identify the work by`)
+  })
+
+  test.each([
+    ['0', 0],
+    ['false', false],
+    ['a string', 'o-1'],
+    ['one defined value among empty ones', { tenant: undefined, id: [null, 'o-1'] }],
+    ['a Date', new Date(0)]
+  ])('%s is a key', (_, selected) => {
+    expect(prepareUnit(selecting(selected), {}, {}, 1, 'record m-1').key).toMatch(/^ns#[0-9a-f]{64}$/)
+  })
+})

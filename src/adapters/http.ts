@@ -1,0 +1,133 @@
+import { IdempotencyKeyError } from '../errors.js'
+
+/**
+ * HTTP events and their defaults in whole-event mode (DESIGN §4, issue 8 #6). The request is
+ * identified the way the IETF httpapi `Idempotency-Key` header draft and Stripe's API teach
+ * clients to: by the `Idempotency-Key` header, scoped by method and path, so the same key sent
+ * to two endpoints names two pieces of work.
+ * https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/
+ */
+
+/** The name of the header, matched whatever its case. */
+export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key'
+
+/** What identifies an HTTP request: its method, its path and the client's key. */
+export interface HttpRequestKey { method: string, path: string, idempotencyKey: string }
+
+type Headers = Record<string, unknown> | null | undefined
+
+interface HttpEventShape {
+  httpMethod?: unknown
+  path?: unknown
+  rawPath?: unknown
+  headers?: Headers
+  multiValueHeaders?: Record<string, unknown> | null
+  requestContext?: { http?: { method?: unknown } } | null
+}
+
+/**
+ * Method and path of an HTTP event, or undefined for any other event. Recognised shapes
+ * (https://docs.aws.amazon.com/lambda/latest/dg/services-apigateway.html and .../services-alb.html):
+ * - API Gateway REST (v1) and ALB: `httpMethod` and `path` (ALB has `requestContext.elb`);
+ * - API Gateway HTTP API (v2) and function URLs: `requestContext.http.method` and `rawPath`.
+ *
+ * @example
+ * ```ts
+ * httpRequestOf({ rawPath: '/orders', requestContext: { http: { method: 'POST' } } }) // { method: 'POST', path: '/orders' }
+ * ```
+ */
+export const httpRequestOf = (event: unknown): { method: string, path: string } | undefined => {
+  if (typeof event !== 'object' || event === null) return undefined
+  const e = event as HttpEventShape
+  if (typeof e.requestContext !== 'object' || e.requestContext === null) return undefined
+  if (typeof e.httpMethod === 'string' && typeof e.path === 'string') return { method: e.httpMethod.toUpperCase(), path: e.path }
+  const method = e.requestContext.http?.method
+  if (typeof method === 'string' && typeof e.rawPath === 'string') return { method: method.toUpperCase(), path: e.rawPath }
+  return undefined
+}
+
+/**
+ * True for an API Gateway (v1, v2), ALB or function URL event.
+ *
+ * @example
+ * ```ts
+ * isHttpEvent({ httpMethod: 'POST', path: '/orders', requestContext: { elb: {} } }) // true
+ * ```
+ */
+export const isHttpEvent = (event: unknown): boolean => httpRequestOf(event) !== undefined
+
+/** A header's values whatever the case of its name: `headers` first, then `multiValueHeaders`. */
+const headerValues = (event: HttpEventShape, name: string): unknown[] => {
+  const wanted = name.toLowerCase()
+  const found: unknown[] = []
+  for (const [source, multi] of [[event.headers, false], [event.multiValueHeaders, true]] as const) {
+    if (typeof source !== 'object' || source === null) continue
+    for (const [header, value] of Object.entries(source)) {
+      if (header.toLowerCase() !== wanted) continue
+      if (multi && Array.isArray(value)) found.push(...value)
+      else found.push(value)
+    }
+  }
+  return found
+}
+
+/**
+ * The client's `Idempotency-Key`, or undefined when it sent none (or an empty one). When a
+ * header comes several times, API Gateway v1 puts the last value in `headers`; the same rule
+ * (first non-empty from `headers`, else the last from `multiValueHeaders`) is applied to every
+ * shape. The draft makes the value a structured-field string, which may arrive quoted: the
+ * quotes are not part of the key.
+ *
+ * @example
+ * ```ts
+ * idempotencyKeyOf({ headers: { 'idempotency-key': '"8e03978e"' } }) // '8e03978e'
+ * ```
+ */
+export const idempotencyKeyOf = (event: unknown): string | undefined => {
+  const e = (event ?? {}) as HttpEventShape
+  const single = headerValues({ headers: e.headers }, IDEMPOTENCY_KEY_HEADER).filter(isKey)
+  const multi = headerValues({ multiValueHeaders: e.multiValueHeaders }, IDEMPOTENCY_KEY_HEADER).filter(isKey)
+  const raw = (single[0] ?? multi[multi.length - 1]) as string | undefined
+  if (raw === undefined) return undefined
+  const unquoted = /^"([^"\\]*)"$/.exec(raw.trim())?.[1] ?? raw.trim()
+  return unquoted === '' ? undefined : unquoted
+}
+
+const isKey = (value: unknown): value is string => typeof value === 'string' && value.trim() !== ''
+
+/**
+ * The default key of a whole event: for an HTTP event, its `Idempotency-Key` header with its
+ * method and path; for any other event, the event itself (hashed). An HTTP request without
+ * the header is refused with `IdempotencyKeyError` (400): hashing the whole request instead
+ * would never match a retry, whose `requestContext` is new.
+ *
+ * @example
+ * ```ts
+ * defaultEventKey({ httpMethod: 'POST', path: '/orders', headers: { 'Idempotency-Key': 'k-1' }, requestContext: {} })
+ * // { method: 'POST', path: '/orders', idempotencyKey: 'k-1' }
+ * ```
+ */
+export const defaultEventKey = (event: unknown): unknown => {
+  const request = httpRequestOf(event)
+  if (request === undefined) return event
+  const idempotencyKey = idempotencyKeyOf(event)
+  if (idempotencyKey === undefined) {
+    throw new IdempotencyKeyError(`the ${IDEMPOTENCY_KEY_HEADER} header is missing from ${request.method} ${request.path}: an HTTP request is identified by it (or set the key option)`)
+  }
+  const key: HttpRequestKey = { ...request, idempotencyKey }
+  return key
+}
+
+/**
+ * The default payload of a whole event: the event itself, except for HTTP events (anything
+ * with a `requestContext`: API Gateway, ALB, function URLs), whose `requestContext` (request
+ * id, time) and headers change on every retry — hashing them would refuse every retry as a
+ * mismatch — so their `body` is compared instead.
+ *
+ * @example
+ * ```ts
+ * defaultEventPayload({ body: '{"amount":5}', requestContext: { requestId: 'r-1' } }) // '{"amount":5}'
+ * ```
+ */
+export const defaultEventPayload = (event: unknown): unknown =>
+  typeof event === 'object' && event !== null && 'requestContext' in event ? (event as { body?: unknown }).body : event
