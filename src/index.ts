@@ -7,6 +7,7 @@ export { DynamoDBStore, type DynamoDBStoreOptions, type DynamoDBSender } from '.
 export { MemoryStore } from './stores/memory-store.js'
 export type { IdempotencyStore, IdempotencyRecord, ClaimRecord, RecordStatus, TransactItem, TransactEntry, CommitResult } from './stores/store.js'
 export { perRecord, type PerRecordOptions, type PerRecordHandler, type RecordTools } from './per-record.js'
+export type { IdempotencyContext } from './lifecycle/transact.js'
 export {
   IdempotencyError,
   IdempotencyInProgressError,

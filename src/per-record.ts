@@ -1,10 +1,10 @@
 import type { Context } from 'aws-lambda'
-import { IdempotencyConfigError, IdempotencyHeldBackError, IdempotencyTransactError } from './errors.js'
+import { IdempotencyConfigError, IdempotencyHeldBackError } from './errors.js'
 import { settleRecord } from './batch/settle-record.js'
 import { schedule } from './batch/schedule.js'
-import { findBatch, type BatchState, type RecordState } from './batch/state.js'
-import { checkTransactItem, MAX_TRANSACT_ITEMS } from './lifecycle/commit.js'
+import { findBatch, type BatchState } from './batch/state.js'
 import { fulfilled, rejected } from './lifecycle/outcome.js'
+import { queueTransact } from './lifecycle/transact.js'
 import { sourceOf } from './sources/index.js'
 import type { TransactItem } from './stores/store.js'
 
@@ -106,7 +106,7 @@ const runBatch = async <TRecord>(batch: BatchState, records: TRecord[], fn: (rec
       run: async ({ state, index, record }) => {
         state.phase = 'running'
         const writes: TransactItem[] = []
-        const outcome = await attempt(fn, record, { context: run.context, signal: run.signal, key: state.unit?.key, transact: transactInto(writes, batch, state) })
+        const outcome = await attempt(fn, record, { context: run.context, signal: run.signal, key: state.unit?.key, transact: queueTransact(batch.config, state.unit?.key, writes, () => state.phase === 'running') })
         await settleRecord(batch, state, outcome, outcome.status === 'fulfilled' ? writes : [])
         const result = state.result ?? outcome
         results[index] = result
@@ -146,23 +146,4 @@ const attempt = async <TRecord>(fn: (record: TRecord, tools: RecordTools) => unk
   } catch (error) {
     return rejected(error)
   }
-}
-
-/** `transact` for one record: checks each entry where it is queued, so the mistake is named at its line. */
-const transactInto = (writes: TransactItem[], batch: BatchState, state: RecordState) => (...items: TransactItem[]): void => {
-  if (batch.config.store.commit === undefined) {
-    throw new IdempotencyConfigError('transact needs a store that commits transactions (DynamoDBStore); MemoryStore does not apply DynamoDB writes')
-  }
-  if (state.phase !== 'running') throw new IdempotencyConfigError('transact was called after the record\'s function had returned: nothing was queued')
-  items.forEach((item, i) => {
-    const problem = checkTransactItem(item)
-    if (problem !== undefined) {
-      throw new IdempotencyTransactError(`transact entry ${writes.length + i} is not a TransactWriteItems entry: ${problem}`, { key: state.unit?.key, entry: writes.length + i, code: 'ValidationError' })
-    }
-  })
-  if (writes.length + items.length > MAX_TRANSACT_ITEMS) {
-    throw new IdempotencyTransactError(`transact: ${writes.length + items.length} writes for one record, more than the ${MAX_TRANSACT_ITEMS} that fit in one transaction with its completion; nothing will be written`,
-      { key: state.unit?.key, code: 'TooManyItems' })
-  }
-  writes.push(...items)
 }

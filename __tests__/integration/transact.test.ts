@@ -3,7 +3,7 @@ import { CreateTableCommand, DeleteTableCommand, GetItemCommand, type DynamoDBCl
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
 import {
   DynamoDBStore, idempotency, IdempotencyLeaseLostError, IdempotencyTransactError, MemoryStore, perRecord,
-  type IdempotencyOptions, type IdempotencyStore, type RecordTools, type TransactItem
+  type IdempotencyContext, type IdempotencyOptions, type IdempotencyStore, type RecordTools, type TransactItem
 } from '../../src/index.js'
 import { freshTable } from '../support/dynamodb.js'
 import { middyVersions, sqsPartialBatchFailure } from '../support/middy.js'
@@ -141,7 +141,7 @@ describe.each(middyVersions)('transact against DynamoDB Local, %s', (_name, midd
     expect(failedIds(await handler(sqsEvent([record]), lambdaContext()))).toEqual([record.messageId])
     expect(reasons[0]).toBeInstanceOf(IdempotencyTransactError)
     expect((reasons[0] as IdempotencyTransactError).code).toBe('TooManyItems')
-    expect((reasons[0] as Error).message).toMatch(/100 writes for one record, more than the 99/)
+    expect((reasons[0] as Error).message).toMatch(/100 writes for one unit of work, more than the 99/)
   })
 
   test('writes over 4 MB fail the record with a clear error before anything is written', async () => {
@@ -217,5 +217,38 @@ describe('transact: an SDK retry of a commit whose answer was lost', () => {
     expect(tokens[0]).toMatch(/^[0-9a-f-]{36}$/)
     expect(await reservedOf(sku)).toBe(1)
     client.destroy()
+  })
+})
+
+describe.each(middyVersions)('transact in whole-event mode (context.idempotency), %s', (_name, middy) => {
+  const orderHandler = () => middy<{ detail: { orderId: string, sku: string, limit?: number } }>()
+    .use(idempotency({ store: new DynamoDBStore({ tableName: table.tableName, client: table.client }), namespace: `event-${uid()}`, key: 'detail.orderId', logger: false }))
+    .handler(async (event, context) => {
+      const { key, transact } = (context as unknown as { idempotency: IdempotencyContext }).idempotency
+      transact(...placeOrder(event.detail))
+      return { placed: event.detail.orderId, key }
+    })
+
+  test('the writes commit with the completion; a duplicate event replays without writing again', async () => {
+    const sku = `sku-${uid()}`
+    const event = { detail: { orderId: `o-${uid()}`, sku } }
+    const handler = orderHandler()
+    const first = await handler(event, lambdaContext()) as { placed: string, key: string }
+    expect(first.placed).toBe(event.detail.orderId)
+    expect(first.key).toMatch(/^event-[a-z0-9]+#[0-9a-f]{64}$/)
+    expect(await handler(structuredClone(event), lambdaContext())).toEqual(first)
+    expect(await reservedOf(sku)).toBe(1)
+  })
+
+  test('a refused condition throws IdempotencyTransactError, applies nothing and releases the event', async () => {
+    const sku = `sku-${uid()}`
+    const handler = orderHandler()
+    await handler({ detail: { orderId: `o-${uid()}`, sku, limit: 1 } }, lambdaContext())
+    const refused = { detail: { orderId: `o-${uid()}`, sku, limit: 1 } }
+    await expect(handler(refused, lambdaContext())).rejects.toBeInstanceOf(IdempotencyTransactError)
+    expect(await orderOf(refused.detail.orderId)).toBeUndefined()
+    expect(await reservedOf(sku)).toBe(1)
+    // Released ('delete'): the same event runs again, and is refused again by the same condition.
+    await expect(handler(refused, lambdaContext())).rejects.toBeInstanceOf(IdempotencyTransactError)
   })
 })

@@ -4,13 +4,16 @@ import type { LifecycleConfig, Unit } from '../lifecycle/config.js'
 import { leaseFor } from '../lifecycle/lease.js'
 import { prepareUnit, type Selection } from '../lifecycle/prepare.js'
 import { kindOfRefusal, reportOutcome, type UnitOutcome } from '../lifecycle/report.js'
+import { commitWithCompletion } from '../lifecycle/commit.js'
 import { applyOnFailure, complete } from '../lifecycle/settle.js'
+import { queueTransact, type IdempotencyContext } from '../lifecycle/transact.js'
+import type { TransactItem } from '../stores/store.js'
 import { originalError, timedOut, watchErrors } from '../lifecycle/timeout.js'
 import type { Adapter, MiddyRequest } from './adapter.js'
 import { isHttpEvent } from './http.js'
 import { isServerErrorResponse, markReplayed } from './http-response.js'
 
-interface Claimed { unit: Unit, leaseToken: string, settled: boolean }
+interface Claimed { unit: Unit, leaseToken: string, settled: boolean, writes: TransactItem[] }
 
 /** What whole-event mode is told besides the lifecycle: see the options of the same names. */
 export interface WholeEventOptions {
@@ -49,7 +52,13 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
       throw outcome.error
     }
     if (outcome.kind === 'run') {
-      claims.set(request, { unit, leaseToken: outcome.leaseToken, settled: false })
+      const claimed: Claimed = { unit, leaseToken: outcome.leaseToken, settled: false, writes: [] }
+      claims.set(request, claimed)
+      // DESIGN §3.9: the handler queues its DynamoDB writes here; they commit with the completion.
+      if (typeof request.context === 'object' && request.context !== null) {
+        const idempotency: IdempotencyContext = { key: unit.key, transact: queueTransact(config, unit.key, claimed.writes, () => !claimed.settled) }
+        Object.assign(request.context, { idempotency })
+      }
       return undefined
     }
     report({ kind: 'replayed', key: unit.key })
@@ -88,7 +97,9 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
       report({ kind: 'failed', key: claimed.unit.key, error })
       return
     }
-    const { result, kind } = await complete(config, claimed.unit, claimed.leaseToken, response)
+    const { result, kind } = claimed.writes.length > 0
+      ? await commitWithCompletion(config, claimed.unit, claimed.leaseToken, response, claimed.writes)
+      : await complete(config, claimed.unit, claimed.leaseToken, response)
     if (result.status === 'rejected') {
       report({ kind, key: claimed.unit.key, error: result.reason })
       throw result.reason
