@@ -4,7 +4,7 @@ import type { SQSEvent, SQSRecord } from 'aws-lambda'
 import {
   DynamoDBStore, idempotency, IdempotencyConfigError, IdempotencyPayloadMismatchError, IdempotencyTransactError, MemoryStore, perRecord, type RecordTools
 } from '../../src/index.js'
-import { freshTable, localClient } from '../support/dynamodb.js'
+import { countingClient, freshTable } from '../support/dynamodb.js'
 import { middyVersions, sqsPartialBatchFailure } from '../support/middy.js'
 import { failedIds, lambdaContext, redelivered, sqsEvent, sqsRecord } from '../support/sqs.js'
 
@@ -26,12 +26,7 @@ const balanceOf = async (account: string): Promise<number> =>
 
 /** A store whose client counts the commands it sends. */
 const counted = () => {
-  const client = localClient()
-  const sent: string[] = []
-  client.middlewareStack.add((next, context) => async (args) => {
-    sent.push(String((context as { commandName?: string }).commandName).replace(/Command$/, ''))
-    return await next(args)
-  }, { step: 'initialize', name: 'countCommands' })
+  const { client, sent } = countingClient()
   return { store: new DynamoDBStore({ tableName: table.tableName, client }), sent }
 }
 

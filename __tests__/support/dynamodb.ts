@@ -12,6 +12,17 @@ export const endpoint = (): string => {
 
 export const localClient = (extra: Record<string, unknown> = {}): DynamoDBClient => new DynamoDBClient({ ...localClientConfig(endpoint()), ...extra })
 
+/** A DynamoDB Local client that records the name of every command it sends (`PutItem`, `TransactWriteItems`...). */
+export const countingClient = (): { client: DynamoDBClient, sent: string[] } => {
+  const client = localClient()
+  const sent: string[] = []
+  client.middlewareStack.add((next, context) => async (args) => {
+    sent.push(String((context as { commandName?: string }).commandName).replace(/Command$/, ''))
+    return await next(args)
+  }, { step: 'initialize', name: 'countCommands' })
+  return { client, sent }
+}
+
 /** A fresh table on DynamoDB Local (a new name for every call) and a store on it. */
 export const freshTable = async (options: { sortKeyAttr?: string, keyAttr?: string, client?: DynamoDBClient, store?: Partial<DynamoDBStoreOptions> } = {}) => {
   const client = options.client ?? localClient()

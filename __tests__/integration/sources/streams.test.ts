@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
 import eventNormalizer from '@middy/event-normalizer'
 import type { DynamoDBRecord, KinesisStreamEvent, KinesisStreamRecord } from 'aws-lambda'
 import { DynamoDBStore, idempotency, IdempotencyConfigError, perRecord, type IdempotencyOptions } from '../../../src/index.js'
-import { freshTable, localClient } from '../../support/dynamodb.js'
+import { countingClient, freshTable } from '../../support/dynamodb.js'
 import { middyVersions } from '../../support/middy.js'
 import { failedIds, lambdaContext } from '../../support/sqs.js'
 import { dynamodbEvent, dynamodbRecord, kinesisEvent, kinesisRecord, retriedFrom } from '../../support/streams.js'
@@ -12,14 +12,9 @@ let table: Table
 beforeAll(async () => { table = await freshTable() })
 afterAll(async () => { await table.drop() })
 
-/** A store on a client that counts the commands it sends. */
+/** A store whose client counts the commands it sends. */
 const countingStore = () => {
-  const client = localClient()
-  const sent: string[] = []
-  client.middlewareStack.add((next, context) => async (args) => {
-    sent.push(String((context as { commandName?: string }).commandName).replace(/Command$/, ''))
-    return await next(args)
-  }, { step: 'initialize', name: 'countCommands' })
+  const { client, sent } = countingClient()
   return { store: new DynamoDBStore({ tableName: table.tableName, client }), sent }
 }
 
