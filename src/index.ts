@@ -1,13 +1,12 @@
 export { idempotency, idempotency as default, type IdempotencyMiddleware } from './idempotency.js'
-export type { IdempotencyOptions, UnitOf } from './options.js'
-export type { FailureDecision, FailureInfo, FailurePolicy, IdempotencyLogger } from './lifecycle/config.js'
-export type { Selector } from './lifecycle/key.js'
-export type { OutcomeKind, UnitOutcome } from './lifecycle/report.js'
+export type {
+  IdempotencyOptions, UnitOf, Selector, FailureDecision, FailureInfo, FailurePolicy, IdempotencyLogger, OutcomeKind, OutcomeReport,
+  PerRecordOptions, PerRecordHandler, RecordTools, IdempotencyContext,
+  IdempotencyStore, IdempotencyRecord, ClaimRecord, RecordStatus, TransactItem, TransactEntry, CommitOutcome, CommitResult
+} from './types.js'
 export { DynamoDBStore, type DynamoDBStoreOptions, type DynamoDBSender } from './stores/dynamodb-store.js'
 export { MemoryStore } from './stores/memory-store.js'
-export type { IdempotencyStore, IdempotencyRecord, ClaimRecord, RecordStatus, TransactItem, TransactEntry, CommitResult } from './stores/store.js'
-export { perRecord, type PerRecordOptions, type PerRecordHandler, type RecordTools } from './per-record.js'
-export type { IdempotencyContext } from './lifecycle/transact.js'
+export { perRecord } from './per-record.js'
 export {
   IdempotencyError,
   IdempotencyInProgressError,

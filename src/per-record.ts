@@ -6,34 +6,8 @@ import { findBatch, type BatchState } from './batch/state.js'
 import { fulfilled, rejected } from './lifecycle/outcome.js'
 import { queueTransact } from './lifecycle/transact.js'
 import { sourceOf } from './sources/index.js'
+import type { PerRecordHandler, PerRecordOptions, RecordTools } from './types.js'
 import type { TransactItem } from './stores/store.js'
-
-/** What `perRecord` gives the function it runs for each record, besides the record. */
-export interface RecordTools {
-  /** The Lambda context of the invocation. */
-  context: Context
-  /** Middy's signal: aborts when its early timeout fires. Pass it on to `fetch` and the SDK. */
-  signal: AbortSignal
-  /** The record's stored idempotency key, with `idempotency` in the stack. */
-  key?: string
-  /**
-   * Queues DynamoDB writes (`TransactWriteItems` entries with native values) that commit in
-   * one transaction with the record's completion, only if the function then succeeds: for
-   * effects that are DynamoDB writes, exactly once. At most 99 entries per record. Needs
-   * `idempotency` with a `DynamoDBStore` in the stack; throws a clear error otherwise.
-   */
-  transact: (...items: TransactItem[]) => void
-}
-
-/** Options of {@link perRecord}. */
-export interface PerRecordOptions {
-  /** Most records running at once. [the middleware's `concurrency`, else 50] */
-  concurrency?: number
-}
-
-/** The Middy handler `perRecord` returns: one settled entry per record it is given, in order. */
-export type PerRecordHandler<TRecord, TResult> =
-  (event: { Records: TRecord[] }, context: Context, options?: { signal?: AbortSignal }) => Promise<Array<PromiseSettledResult<TResult>>>
 
 const DEFAULT_CONCURRENCY = 50
 

@@ -3,10 +3,11 @@ import { claim } from '../lifecycle/claim.js'
 import type { LifecycleConfig, Unit } from '../lifecycle/config.js'
 import { leaseFor } from '../lifecycle/lease.js'
 import { prepareUnit, type Selection } from '../lifecycle/prepare.js'
-import { kindOfRefusal, reportOutcome, type UnitOutcome } from '../lifecycle/report.js'
+import { kindOfRefusal, reportOutcome } from '../lifecycle/report.js'
+import type { IdempotencyContext, OutcomeReport } from '../types.js'
 import { commitWithCompletion } from '../lifecycle/commit.js'
 import { applyOnFailure, complete } from '../lifecycle/settle.js'
-import { queueTransact, type IdempotencyContext } from '../lifecycle/transact.js'
+import { queueTransact } from '../lifecycle/transact.js'
 import type { TransactItem } from '../stores/store.js'
 import { originalError, timedOut, watchErrors } from '../lifecycle/timeout.js'
 import type { Adapter, MiddyRequest } from './adapter.js'
@@ -29,7 +30,7 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
   const claims = new WeakMap<MiddyRequest, Claimed>()
   const replayed = new WeakSet<MiddyRequest>()
 
-  const report = (outcome: UnitOutcome): void => { reportOutcome(config.onOutcome, config.logger, outcome) }
+  const report = (outcome: OutcomeReport): void => { reportOutcome(config.onOutcome, config.logger, outcome) }
 
   /** The stored response as this request gets it: marked as a replay for HTTP, then the user's hook. */
   const replayOf = async (request: MiddyRequest, key: string, stored: unknown): Promise<unknown> => {

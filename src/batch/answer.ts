@@ -1,6 +1,7 @@
 import { IdempotencyConfigError } from '../errors.js'
 import { fulfilled, rejected } from '../lifecycle/outcome.js'
-import { kindOfRefusal, reportOutcome, type OutcomeKind } from '../lifecycle/report.js'
+import { kindOfRefusal, reportOutcome } from '../lifecycle/report.js'
+import type { OutcomeKind } from '../types.js'
 import { resultOf } from './settle-record.js'
 import type { BatchState, RecordState } from './state.js'
 

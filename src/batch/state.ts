@@ -1,7 +1,7 @@
 import type { LifecycleConfig, Unit } from '../lifecycle/config.js'
 import type { Lease } from '../lifecycle/lease.js'
-import type { ClaimOutcome } from '../lifecycle/outcome.js'
-import type { OutcomeKind } from '../lifecycle/report.js'
+import type { ClaimDecision } from '../lifecycle/outcome.js'
+import type { OutcomeKind } from '../types.js'
 import type { BatchSource } from '../sources/source.js'
 
 /**
@@ -21,7 +21,7 @@ export interface RecordState {
   /** Undefined when no key could be taken (the outcome then says why). */
   unit?: Unit
   /** `copy`: the same key earlier in this batch; it shares that record's result (DESIGN §3.2). */
-  outcome?: ClaimOutcome | { kind: 'copy', of: RecordState }
+  outcome?: ClaimDecision | { kind: 'copy', of: RecordState }
   phase?: RecordPhase
   /** For a record that ran: what it reports once settled, and what became of it. */
   result?: PromiseSettledResult<unknown>

@@ -9,7 +9,7 @@ import {
 import { isClaimable, type IdempotencyRecord } from '../stores/store.js'
 import type { LifecycleConfig, Unit } from './config.js'
 import type { Lease } from './lease.js'
-import type { ClaimOutcome } from './outcome.js'
+import type { ClaimDecision } from './outcome.js'
 import { parseResponse } from './response.js'
 
 
@@ -19,7 +19,7 @@ import { parseResponse } from './response.js'
  * `standing` is that record when it was already read in bulk (see `IdempotencyStore.read`):
  * if it still protects the key, no write is made at all.
  */
-export const claim = async (config: LifecycleConfig, unit: Unit, lease: Lease, standing?: IdempotencyRecord): Promise<ClaimOutcome> => {
+export const claim = async (config: LifecycleConfig, unit: Unit, lease: Lease, standing?: IdempotencyRecord): Promise<ClaimDecision> => {
   const cached = config.cache?.get(unit.key, lease.nowMs)
   if (cached !== undefined) return judge(config, unit, cached)
   // Another host's lease only counts as lapsed once it has been over for longer than the clock skew allowed.
@@ -54,7 +54,7 @@ export const claim = async (config: LifecycleConfig, unit: Unit, lease: Lease, s
  * its key already decides (the local cache, or the bulk read of redeliveries). Its commit
  * makes the claim, so concurrent duplicates may both run and exactly one commits.
  */
-export const admit = (config: LifecycleConfig, unit: Unit, lease: Lease, standing?: IdempotencyRecord): ClaimOutcome => {
+export const admit = (config: LifecycleConfig, unit: Unit, lease: Lease, standing?: IdempotencyRecord): ClaimDecision => {
   const cached = config.cache?.get(unit.key, lease.nowMs)
   if (cached !== undefined) return judge(config, unit, cached)
   if (standing !== undefined && !isClaimable(standing, lease.nowMs - config.clockSkewMs)) return judge(config, unit, standing)
@@ -62,7 +62,7 @@ export const admit = (config: LifecycleConfig, unit: Unit, lease: Lease, standin
 }
 
 /** What a record that protects the key means for this unit (no write is ever made here). */
-export const judge = (config: LifecycleConfig, unit: Unit, existing: IdempotencyRecord): ClaimOutcome => {
+export const judge = (config: LifecycleConfig, unit: Unit, existing: IdempotencyRecord): ClaimDecision => {
   if (unit.payloadHash !== undefined && existing.payloadHash !== undefined && unit.payloadHash !== existing.payloadHash) {
     return { kind: 'rejected', error: new IdempotencyPayloadMismatchError(unit.key) }
   }

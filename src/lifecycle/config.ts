@@ -1,26 +1,6 @@
 import type { IdempotencyStore } from '../stores/store.js'
 import type { LocalCache } from './local-cache.js'
-import type { UnitOutcome } from './report.js'
-
-/** What the policy function is told about a failed unit of work. */
-export interface FailureInfo {
-  /** Delivery attempt: an SQS record's `ApproximateReceiveCount`; 1 for a whole event. */
-  attempt: number
-  /** The stored key. */
-  key: string
-}
-
-/** `'delete'`: a redelivery runs again. `'fail'`: keep a FAILED record; a redelivery is reported failed without running. */
-export type FailureDecision = 'delete' | 'fail'
-
-/** The retry policy: a fixed decision or one made per failure. */
-export type FailurePolicy = FailureDecision | ((error: unknown, info: FailureInfo) => FailureDecision)
-
-/** A console-like logger; `console` itself fits. */
-export interface IdempotencyLogger {
-  warn: (...data: unknown[]) => void
-  error: (...data: unknown[]) => void
-}
+import type { FailurePolicy, IdempotencyLogger, OutcomeReport } from '../types.js'
 
 /** One unit of work (an SQS record, or a whole event) once its key is known. */
 export interface Unit {
@@ -38,7 +18,7 @@ export interface LifecycleConfig {
   now: () => number
   clockSkewMs: number
   cache?: LocalCache
-  onOutcome?: (outcome: UnitOutcome) => void
+  onOutcome?: (outcome: OutcomeReport) => void
   /** `effects: 'transact-only'`: batch records are not claimed before they run; their commit claims them. */
   transactOnly?: boolean
 }

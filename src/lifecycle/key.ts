@@ -1,12 +1,9 @@
 import { createHash } from 'node:crypto'
 import { IdempotencyKeyError } from '../errors.js'
 
-/**
- * Where a key or payload comes from: a path into the unit of work (`'body.orderId'`,
- * `'headers["idempotency-key"]'`; a string met on the way is parsed as JSON, so paths
- * read into SQS and API Gateway bodies) or a function of the unit and the Lambda context.
- */
-export type Selector<TUnit = any> = string | ((unit: TUnit, context: unknown) => unknown)
+import type { Selector } from '../types.js'
+
+export type { Selector }
 
 /** A compiled selector: returns the selected value, throws `IdempotencyKeyError` naming what was wrong. */
 export type Select = (unit: unknown, context: unknown) => unknown

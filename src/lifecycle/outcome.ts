@@ -1,7 +1,7 @@
 import type { IdempotencyError } from '../errors.js'
 
 /** What the claim decided for a unit of work (DESIGN §3.1). */
-export type ClaimOutcome =
+export type ClaimDecision =
   /**
    * Claimed: the handler runs it, holding `leaseToken`. `unclaimed` (`effects: 'transact-only'`):
    * nothing was written; the record is claimed and completed by its one commit.

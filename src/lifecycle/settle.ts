@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import { asStoreError, IdempotencyResponseError, toStoredError } from '../errors.js'
-import type { FailureDecision, LifecycleConfig, Unit } from './config.js'
+import type { LifecycleConfig, Unit } from './config.js'
 import { fulfilled, rejected } from './outcome.js'
-import type { OutcomeKind } from './report.js'
+import type { FailureDecision, OutcomeKind } from '../types.js'
 import { serialiseResponse } from './response.js'
 
 /** How a unit that ran ends: what it reports, and what became of it (for `onOutcome`). */

@@ -4,25 +4,6 @@ import { checkTransactItem, MAX_TRANSACT_ITEMS } from './commit.js'
 import type { LifecycleConfig } from './config.js'
 
 /**
- * Whole-event mode: what the middleware puts on `context.idempotency` for the handler.
- *
- * @example
- * ```ts
- * .handler(async (event, context) => {
- *   const { transact } = (context as { idempotency: IdempotencyContext }).idempotency
- *   transact({ Put: { TableName: 'Orders', Item: order, ConditionExpression: 'attribute_not_exists(orderId)' } })
- *   return { statusCode: 201, body: JSON.stringify(order) }
- * })
- * ```
- */
-export interface IdempotencyContext {
-  /** The event's stored idempotency key. */
-  key: string
-  /** Queues DynamoDB writes that commit in one transaction with the completion (see `RecordTools.transact`). */
-  transact: (...items: TransactItem[]) => void
-}
-
-/**
  * A `transact` that queues into `writes`, checking each entry where it is queued so that the
  * mistake is named at its line. `open()` is false once the work has returned: later writes
  * could not be part of its commit.

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
 import httpErrorHandler from '@middy/http-error-handler'
 import type middy from '@middy/core'
-import { idempotency, IdempotencyInProgressError, type UnitOutcome } from '../../../src/index.js'
+import { idempotency, IdempotencyInProgressError, type OutcomeReport } from '../../../src/index.js'
 import { freshTable } from '../../support/dynamodb.js'
 import { middyVersions } from '../../support/middy.js'
 import { lambdaContext } from '../../support/sqs.js'
@@ -63,7 +63,7 @@ describe.each(middyVersions)('whole event timing out, %s', (_, middyCore) => {
   }
 
   const build = (where: 'none' | 'inside' | 'outside', timeoutEarlyResponse: (() => unknown) | undefined, work: (event: Order) => Promise<unknown>) => {
-    const outcomes: UnitOutcome[] = []
+    const outcomes: OutcomeReport[] = []
     const failures: unknown[] = []
     const namespace = `timeout-${Math.random().toString(36).slice(2, 10)}`
     const guard = idempotency({

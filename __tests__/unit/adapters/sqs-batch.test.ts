@@ -10,7 +10,7 @@ import {
   MemoryStore,
   type IdempotencyOptions,
   type IdempotencyStore,
-  type UnitOutcome
+  type OutcomeReport
 } from '../../../src/index.js'
 import { storedKey } from '../../../src/lifecycle/key.js'
 import { sqsPartialBatchFailure } from '../../support/middy.js'
@@ -138,7 +138,7 @@ describe('SQS batch with MemoryStore', () => {
     let release!: () => void
     const gate = new Promise<void>((resolve) => { release = resolve })
     // timeoutEarlyInMillis 0: with no time left, Middy's early timeout would fire first.
-    const staleOutcomes: UnitOutcome[] = []
+    const staleOutcomes: OutcomeReport[] = []
     const stale = middy<SQSEvent>({ timeoutEarlyInMillis: 0 })
       .use(idempotency({ store, namespace: 'unit', now: () => now, logger: false, onOutcome: (o) => { staleOutcomes.push(o) } }))
       .handler(async (e) => await Promise.allSettled(e.Records.map(async () => { await gate; return 'stale' })))
@@ -327,7 +327,7 @@ describe('SQS batch with MemoryStore', () => {
 
   test('onOutcome is told what became of every record, once', async () => {
     const store = new MemoryStore()
-    const outcomes: UnitOutcome[] = []
+    const outcomes: OutcomeReport[] = []
     const handler = middy<SQSEvent>()
       .use(sqsPartialBatchFailure({ logger: false as never }))
       .use(idempotency({ store, namespace: 'outcomes', key: 'body.id', logger: false, onOutcome: (o) => { outcomes.push(o) } }))

@@ -1,0 +1,262 @@
+/**
+ * The public types of middy-idempotency, in one place: the options of the middleware and of
+ * `perRecord`, the retry policy, what `onOutcome` is told, and (re-exported from
+ * `stores/store.ts`, beside the stores that implement it) the store contract.
+ */
+import type { Context } from 'aws-lambda'
+import type { IdempotencyStore, TransactItem } from './stores/store.js'
+
+export type { ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, IdempotencyStore, RecordStatus, TransactEntry, TransactItem } from './stores/store.js'
+
+/**
+ * Where a key or payload comes from: a path into the unit of work (`'body.orderId'`,
+ * `'headers["idempotency-key"]'`; a string met on the way is parsed as JSON, so paths
+ * read into SQS and API Gateway bodies) or a function of the unit and the Lambda context.
+ */
+export type Selector<TUnit = any> = string | ((unit: TUnit, context: unknown) => unknown)
+
+/**
+ * What a `key` or `payload` function receives for an event of type `TEvent`: one record of an
+ * SQS batch (per-record mode), otherwise the event itself. `any` stays `any`, so options written
+ * without a type argument compile as they always did. (With `mode: 'event'` on an SQS event the
+ * functions get the whole event: give the type argument `unknown`, or no type argument, then.)
+ *
+ * @example
+ * ```ts
+ * type A = UnitOf<SQSEvent>               // SQSRecord
+ * type B = UnitOf<APIGatewayProxyEventV2> // APIGatewayProxyEventV2
+ * ```
+ */
+export type UnitOf<TEvent> = 0 extends (1 & TEvent)
+  ? any
+  : TEvent extends { Records: ReadonlyArray<infer TRecord> }
+    // SQS, Kinesis and DynamoDB Streams records are units; other Records events (S3, SNS) are whole events.
+    ? (TRecord extends { messageId: string, receiptHandle: string } | { kinesis: object } | { eventName?: 'INSERT' | 'MODIFY' | 'REMOVE', dynamodb?: object } ? TRecord : TEvent)
+    : TEvent
+
+/**
+ * Options of {@link idempotency}. Only `store` is required. `TEvent`, the event type of the
+ * handler, types what `key` and `payload` functions receive (see {@link UnitOf}).
+ *
+ * @example
+ * ```ts
+ * idempotency({
+ *   store: new DynamoDBStore({ tableName: 'IdempotencyStore' }),
+ *   key: 'body.orderId',            // producer duplicates share an order id, not a messageId
+ *   payload: 'body',                // the same order id with another body is refused (422)
+ *   expiresAfterSeconds: 24 * 3600,
+ *   onFailure: (error, { attempt }) => attempt >= 3 ? 'fail' : 'delete'
+ * })
+ *
+ * // Typed: `record` is an SQSRecord.
+ * idempotency<SQSEvent>({ store, key: (record) => JSON.parse(record.body).orderId })
+ * ```
+ */
+export interface IdempotencyOptions<TEvent = any> {
+  /** Where records are kept: `DynamoDBStore` in production, `MemoryStore` in tests. Required. */
+  store: IdempotencyStore
+  /**
+   * What identifies a unit of work: a path (`'body.orderId'`; JSON strings met on the way
+   * are parsed) or a function `(unit, context) => value`. The selection is hashed; an
+   * empty selection fails that unit with `IdempotencyKeyError`.
+   * [SQS record: `'messageId'`. Whole event: the whole event]
+   */
+  key?: Selector<UnitOf<TEvent>>
+  /**
+   * What must be equal when a key is seen again (its hash is stored and compared), or
+   * `false` to skip the check. [SQS record: `'body'`. Whole event: the whole event]
+   */
+  payload?: Selector<UnitOf<TEvent>> | false
+  /** How long a COMPLETED or FAILED record protects its key, in seconds. [3600] */
+  expiresAfterSeconds?: number
+  /**
+   * The retry policy when processing fails: `'delete'` (a redelivery runs again),
+   * `'fail'` (a FAILED record is kept; a redelivery is reported failed without running),
+   * or a function `(error, { attempt, key })` deciding per failure; for SQS, `attempt`
+   * is the record's `ApproximateReceiveCount`. ['delete']
+   */
+  onFailure?: FailurePolicy
+  /** Prefix of every stored key, so that two functions sharing a table never collide. [`AWS_LAMBDA_FUNCTION_NAME`, else `'middy-idempotency'`] */
+  namespace?: string
+  /**
+   * `'sqs'`, `'kinesis'`, `'dynamodb'` (DynamoDB Streams): per record of that source's batch;
+   * `'event'`: the whole event; `'auto'`: per record when the event's records come from
+   * `aws:sqs`, `aws:kinesis` or `aws:dynamodb`, otherwise the whole event. ['auto']
+   */
+  mode?: 'auto' | 'sqs' | 'kinesis' | 'dynamodb' | 'event'
+  /**
+   * Most store requests in flight at once for one batch. The default matches the SDK's
+   * default pool of 50 sockets per client: more would only queue inside the SDK. [50]
+   */
+  concurrency?: number
+  /** COMPLETED records remembered in a warm container, answered without a request (0: off). [0] */
+  localCacheSize?: number
+  /**
+   * Told once per unit of work what became of it (`completed`, `replayed`, `in-progress`,
+   * `mismatch`...), with its key, messageId and error: for metrics and logs. A hook that
+   * throws is logged and ignored. [none]
+   */
+  onOutcome?: (outcome: OutcomeReport) => void
+  /** Where lost leases and store faults are reported; `false` for silence. [`console`] */
+  logger?: IdempotencyLogger | false
+  /**
+   * How far apart the clocks of two Lambda hosts may be, in milliseconds. A lease (the
+   * owner's deadline, by the owner's clock) only counts as lapsed once it has been over for
+   * this long by the claimer's clock, so a host whose clock runs ahead cannot take over work
+   * that is still running. Lambda hosts are kept in sync by the Amazon Time Sync Service, so
+   * the default is none. [0]
+   */
+  clockSkewMs?: number
+  /**
+   * Whole-event mode: how close to the Lambda deadline (in milliseconds) a failure counts as a
+   * timeout, whatever error or 5xx the stack made of it. A timed-out invocation keeps its lease
+   * (its handler may still be running) instead of going through `onFailure`; the lease ends at
+   * the deadline anyway. Set it to at least your Middy `timeoutEarlyInMillis`. [1000]
+   */
+  timeoutMarginMs?: number
+  /**
+   * Whole-event mode: called with every replayed response (after `Idempotent-Replayed: true`
+   * was added to an HTTP one) and the request's stored key and event; what it returns (or
+   * resolves to) is what the duplicate gets. It runs on replays only, never on a first run. A
+   * hook that throws fails that request. [none]
+   *
+   * @example
+   * ```ts
+   * idempotency({
+   *   store,
+   *   responseHook: (response, { key }) => ({ ...(response as object), headers: { ...(response as { headers?: object }).headers, 'x-idempotency-key': key } })
+   * })
+   * ```
+   */
+  responseHook?: (response: unknown, info: { key: string, event: unknown }) => unknown
+  /**
+   * `'transact-only'`: a promise you make that every effect of your `perRecord` function is a
+   * `transact` write. Records are then not claimed before they run: a new record costs one
+   * request, its `TransactWriteItems` of your writes and its COMPLETED record (put on the
+   * claim's condition). Concurrent duplicates may both run; exactly one commits, the other
+   * replays its result. **Unsafe with any other effect** (an HTTP call, an email, a write
+   * outside `transact`): that effect would happen once per concurrent duplicate. Batch mode
+   * with `perRecord` and a `DynamoDBStore` only. ['any']
+   */
+  effects?: 'any' | 'transact-only'
+  /** The clock, epoch milliseconds: for tests that move time. [`Date.now`] */
+  now?: () => number
+}
+
+/** What the policy function is told about a failed unit of work. */
+export interface FailureInfo {
+  /** Delivery attempt: an SQS record's `ApproximateReceiveCount`; 1 for a whole event. */
+  attempt: number
+  /** The stored key. */
+  key: string
+}
+
+/** `'delete'`: a redelivery runs again. `'fail'`: keep a FAILED record; a redelivery is reported failed without running. */
+export type FailureDecision = 'delete' | 'fail'
+
+/** The retry policy: a fixed decision or one made per failure. */
+export type FailurePolicy = FailureDecision | ((error: unknown, info: FailureInfo) => FailureDecision)
+
+/** A console-like logger; `console` itself fits. */
+export interface IdempotencyLogger {
+  warn: (...data: unknown[]) => void
+  error: (...data: unknown[]) => void
+}
+
+/** What finally became of one unit of work (an SQS record, or a whole event). */
+export type OutcomeKind =
+  /** It ran and its result is stored as COMPLETED. */
+  | 'completed'
+  /** It ran and failed (or its result could not be stored); `onFailure` was applied. */
+  | 'failed'
+  /**
+   * It ran, but its lease had lapsed and another invocation had taken the record over: the
+   * record is theirs and nothing of ours was written. Frequent ones mean work outlives its lease.
+   */
+  | 'lease-lost'
+  /** COMPLETED before: the stored result was returned, nothing ran. */
+  | 'replayed'
+  /** The same key earlier in this batch: it shares that record's result. */
+  | 'in-batch-copy'
+  /** Another invocation holds a live lease on it. */
+  | 'in-progress'
+  /** A FAILED record was replayed (policy `'fail'`). */
+  | 'failed-before'
+  /** The key was used before with another payload. */
+  | 'mismatch'
+  /** No key could be taken from it. */
+  | 'no-key'
+  /** FIFO: held back behind an earlier record of its message group. */
+  | 'held-back'
+  /** A store request for it failed after the SDK's retries. */
+  | 'store-error'
+  /** Middy's early timeout fired while it ran; its lease is kept. */
+  | 'timed-out'
+
+/**
+ * Told to `onOutcome` once per unit of work, when its fate is known: for metrics
+ * (replays, conflicts) and logs.
+ *
+ * @example
+ * ```ts
+ * idempotency({ store, onOutcome: ({ kind }) => metrics.increment(`idempotency.${kind}`) })
+ * ```
+ */
+export interface OutcomeReport {
+  kind: OutcomeKind
+  /** The stored key, when one could be taken. */
+  key?: string
+  /** Batch modes: the record's `itemIdentifier` (an SQS messageId, a stream sequence number). */
+  id?: string
+  /** SQS batch mode: the record's messageId. */
+  messageId?: string
+  /** Why it did not complete, when it did not. */
+  error?: unknown
+}
+
+/** What `perRecord` gives the function it runs for each record, besides the record. */
+export interface RecordTools {
+  /** The Lambda context of the invocation. */
+  context: Context
+  /** Middy's signal: aborts when its early timeout fires. Pass it on to `fetch` and the SDK. */
+  signal: AbortSignal
+  /** The record's stored idempotency key, with `idempotency` in the stack. */
+  key?: string
+  /**
+   * Queues DynamoDB writes (`TransactWriteItems` entries with native values) that commit in
+   * one transaction with the record's completion, only if the function then succeeds: for
+   * effects that are DynamoDB writes, exactly once. At most 99 entries per record. Needs
+   * `idempotency` with a `DynamoDBStore` in the stack; throws a clear error otherwise.
+   */
+  transact: (...items: TransactItem[]) => void
+}
+
+/** Options of {@link perRecord}. */
+export interface PerRecordOptions {
+  /** Most records running at once. [the middleware's `concurrency`, else 50] */
+  concurrency?: number
+}
+
+/** The Middy handler `perRecord` returns: one settled entry per record it is given, in order. */
+export type PerRecordHandler<TRecord, TResult> =
+  (event: { Records: TRecord[] }, context: Context, options?: { signal?: AbortSignal }) => Promise<Array<PromiseSettledResult<TResult>>>
+
+/**
+ * Whole-event mode: what the middleware puts on `context.idempotency` for the handler.
+ *
+ * @example
+ * ```ts
+ * .handler(async (event, context) => {
+ *   const { transact } = (context as { idempotency: IdempotencyContext }).idempotency
+ *   transact({ Put: { TableName: 'Orders', Item: order, ConditionExpression: 'attribute_not_exists(orderId)' } })
+ *   return { statusCode: 201, body: JSON.stringify(order) }
+ * })
+ * ```
+ */
+export interface IdempotencyContext {
+  /** The event's stored idempotency key. */
+  key: string
+  /** Queues DynamoDB writes that commit in one transaction with the completion (see `RecordTools.transact`). */
+  transact: (...items: TransactItem[]) => void
+}
+
