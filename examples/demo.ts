@@ -16,6 +16,8 @@ import { httpStory } from './demo/http-story.js'
 import { heading, shorten, table } from './demo/print.js'
 import { message, redelivery } from './demo/sqs-messages.js'
 import { scanItems, type Item } from './demo/table-items.js'
+import { timeoutStory } from './demo/timeout-story.js'
+import type { StoryResult } from './demo/story.js'
 
 const TABLE = 'IdempotencyStore'
 
@@ -119,9 +121,15 @@ const main = async (): Promise<number> => {
     await story(demo)
     const http = await httpStory(new DynamoDBStore({ tableName: TABLE, client }))
     demo.problems.push(...http.problems)
+    const store = new DynamoDBStore({ tableName: TABLE, client })
+    const items = async (): Promise<Item[]> => await scanItems(client, TABLE)
+    const more: StoryResult[] = []
+    more.push(await timeoutStory(store, items))
+    for (const result of more) demo.problems.push(...result.problems)
     await showTable(demo)
     summarise(demo)
     console.log(`HTTP: ${http.requests} requests with one Idempotency-Key, ${http.charges} charge.`)
+    for (const result of more) console.log(result.summary)
     if (demo.problems.length === 0) return 0
     console.log('\nUnexpected:')
     for (const problem of demo.problems) console.log(`  - ${problem}`)
