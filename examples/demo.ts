@@ -17,6 +17,7 @@ import { heading, shorten, table } from './demo/print.js'
 import { message, redelivery } from './demo/sqs-messages.js'
 import { scanItems, type Item } from './demo/table-items.js'
 import { timeoutStory } from './demo/timeout-story.js'
+import { orderStory } from './demo/order-story.js'
 import type { StoryResult } from './demo/story.js'
 
 const TABLE = 'IdempotencyStore'
@@ -125,6 +126,7 @@ const main = async (): Promise<number> => {
     const items = async (): Promise<Item[]> => await scanItems(client, TABLE)
     const more: StoryResult[] = []
     more.push(await timeoutStory(store, items))
+    more.push(await orderStory(() => new DynamoDBClient(localClientConfig(local.endpoint)), TABLE))
     for (const result of more) demo.problems.push(...result.problems)
     await showTable(demo)
     summarise(demo)
