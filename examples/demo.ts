@@ -18,6 +18,7 @@ import { message, redelivery } from './demo/sqs-messages.js'
 import { scanItems, type Item } from './demo/table-items.js'
 import { timeoutStory } from './demo/timeout-story.js'
 import { orderStory } from './demo/order-story.js'
+import { streamStory } from './demo/stream-story.js'
 import type { StoryResult } from './demo/story.js'
 
 const TABLE = 'IdempotencyStore'
@@ -127,6 +128,7 @@ const main = async (): Promise<number> => {
     const more: StoryResult[] = []
     more.push(await timeoutStory(store, items))
     more.push(await orderStory(() => new DynamoDBClient(localClientConfig(local.endpoint)), TABLE))
+    more.push(await streamStory(store))
     for (const result of more) demo.problems.push(...result.problems)
     await showTable(demo)
     summarise(demo)
