@@ -3,7 +3,8 @@
  * (DynamoDB Local, started here), through what SQS really does to a consumer: lost
  * acknowledgements, producer retries, failures and redeliveries, overlapping invocations.
  * Every record's fate is read from outside: the card gateway's calls, the
- * `batchItemFailures`, the table.
+ * `batchItemFailures`, the table. Then (demo/*-story.ts) a timeout in the middle of a batch,
+ * an order and its stock reservation committed with `transact`, and a Kinesis retry.
  */
 import './demo/lambda-environment.js'
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
@@ -114,7 +115,7 @@ const summarise = (demo: Harness): void => {
 }
 
 const main = async (): Promise<number> => {
-  console.log('middy-idempotency demo: an SQS payment consumer (examples/sqs-consumer.ts) on DynamoDB Local')
+  console.log('middy-idempotency demo: the example consumers (examples/*.ts) on DynamoDB Local')
   const local = await startDynamoDBLocal()
   const client = new DynamoDBClient(localClientConfig(local.endpoint))
   try {
