@@ -3,7 +3,8 @@
  * (DynamoDB Local, started here), through what SQS really does to a consumer: lost
  * acknowledgements, producer retries, failures and redeliveries, overlapping invocations.
  * Every record's fate is read from outside: the card gateway's calls, the
- * `batchItemFailures`, the table.
+ * `batchItemFailures`, the table. Then (demo/*-story.ts) a timeout in the middle of a batch,
+ * an order and its stock reservation committed with `transact`, and a Kinesis retry.
  */
 import './demo/lambda-environment.js'
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
@@ -16,6 +17,10 @@ import { httpStory } from './demo/http-story.js'
 import { heading, shorten, table } from './demo/print.js'
 import { message, redelivery } from './demo/sqs-messages.js'
 import { scanItems, type Item } from './demo/table-items.js'
+import { timeoutStory } from './demo/timeout-story.js'
+import { orderStory } from './demo/order-story.js'
+import { streamStory } from './demo/stream-story.js'
+import type { StoryResult } from './demo/story.js'
 
 const TABLE = 'IdempotencyStore'
 
@@ -110,7 +115,7 @@ const summarise = (demo: Harness): void => {
 }
 
 const main = async (): Promise<number> => {
-  console.log('middy-idempotency demo: an SQS payment consumer (examples/sqs-consumer.ts) on DynamoDB Local')
+  console.log('middy-idempotency demo: the example consumers (examples/*.ts) on DynamoDB Local')
   const local = await startDynamoDBLocal()
   const client = new DynamoDBClient(localClientConfig(local.endpoint))
   try {
@@ -119,9 +124,17 @@ const main = async (): Promise<number> => {
     await story(demo)
     const http = await httpStory(new DynamoDBStore({ tableName: TABLE, client }))
     demo.problems.push(...http.problems)
+    const store = new DynamoDBStore({ tableName: TABLE, client })
+    const items = async (): Promise<Item[]> => await scanItems(client, TABLE)
+    const more: StoryResult[] = []
+    more.push(await timeoutStory(store, items))
+    more.push(await orderStory(() => new DynamoDBClient(localClientConfig(local.endpoint)), TABLE))
+    more.push(await streamStory(store))
+    for (const result of more) demo.problems.push(...result.problems)
     await showTable(demo)
     summarise(demo)
     console.log(`HTTP: ${http.requests} requests with one Idempotency-Key, ${http.charges} charge.`)
+    for (const result of more) console.log(result.summary)
     if (demo.problems.length === 0) return 0
     console.log('\nUnexpected:')
     for (const problem of demo.problems) console.log(`  - ${problem}`)

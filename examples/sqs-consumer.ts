@@ -7,13 +7,16 @@
  * payment is charged once however many times it arrives; only the records that really
  * failed are handed back to SQS through `batchItemFailures`.
  *
+ * The handler is `perRecord`: each payment is stored COMPLETED the moment its own charge
+ * ends, so a batch that times out because one charge hangs re-runs that charge only.
+ *
  * Deploy with `infrastructure/template.yaml`. `npm run demo` runs this file against
  * DynamoDB Local through `createHandler`.
  */
 import middy from '@middy/core'
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
-import { DynamoDBStore, idempotency, type IdempotencyLogger, type IdempotencyStore } from '../src/index.js'
+import { DynamoDBStore, idempotency, perRecord, type IdempotencyLogger, type IdempotencyStore } from '../src/index.js'
 
 /** The message body the payments service sends. */
 export interface Payment {
@@ -40,14 +43,26 @@ export class CardDeclinedError extends Error {
   }
 }
 
+/** What a charge is given besides the payment. */
+export interface ChargeOptions {
+  /** Middy's signal: aborts when the invocation is about to time out. */
+  signal: AbortSignal
+  /** The record's stored idempotency key, for the gateway to deduplicate on as well. */
+  idempotencyKey?: string
+}
+
 export interface ConsumerDependencies {
   store: IdempotencyStore
   /** Charges the card. Throws `CardDeclinedError` for a refusal, anything else for a fault. */
-  charge: (payment: Payment) => Promise<Receipt>
+  charge: (payment: Payment, options: ChargeOptions) => Promise<Receipt>
   /** Told of every record reported failed to SQS, when it ran. [`console.error`] */
   logFailedRecord?: (reason: unknown, record: SQSRecord) => void
   /** Lost leases, store faults and records refused without running. [`console`] */
   logger?: IdempotencyLogger | false
+  /** Prefix of the stored keys. [`AWS_LAMBDA_FUNCTION_NAME`] */
+  namespace?: string
+  /** Middy answers this long before Lambda's deadline, with the records that did not finish. [1000] */
+  timeoutEarlyInMillis?: number
 }
 
 const parsePayment = (record: SQSRecord): Payment => {
@@ -59,10 +74,9 @@ const parsePayment = (record: SQSRecord): Payment => {
   return payment as Payment
 }
 
-export const createHandler = ({ store, charge, logFailedRecord, logger }: ConsumerDependencies) => {
-  const chargeCard = async (record: SQSRecord): Promise<Receipt> => await charge(parsePayment(record))
-
-  return middy<SQSEvent>()
+export const createHandler = ({ store, charge, logFailedRecord, logger, namespace, timeoutEarlyInMillis = 1000 }: ConsumerDependencies) => {
+  // Early enough to write what became of every record and answer before Lambda's deadline.
+  return middy<SQSEvent>({ timeoutEarlyInMillis })
     // First in the chain, so its `after` runs last: it turns the per-record results that
     // idempotency puts back together into Lambda's `{ batchItemFailures }`.
     .use(sqsPartialBatchFailure(logFailedRecord === undefined ? {} : { logger: logFailedRecord }))
@@ -79,20 +93,29 @@ export const createHandler = ({ store, charge, logFailedRecord, logger }: Consum
       onFailure: (error) => error instanceof CardDeclinedError ? 'fail' : 'delete',
       // Receipts protect for a day; SQS's retention and the producer's retries end well before.
       expiresAfterSeconds: 24 * 3600,
+      // A timeout is recognised this close to the deadline: the running charges keep their leases.
+      timeoutMarginMs: timeoutEarlyInMillis,
+      ...(namespace === undefined ? {} : { namespace }),
       ...(logger === undefined ? {} : { logger })
     }))
-    .handler(async (event) => await Promise.allSettled(event.Records.map(chargeCard)))
+    // One charge per record, each stored the moment it ends. The signal lets a charge stop
+    // waiting when Middy is about to answer; the key lets the gateway refuse a second charge.
+    .handler(perRecord(async (record: SQSRecord, { signal, key }) =>
+      await charge(parsePayment(record), { signal, ...(key === undefined ? {} : { idempotencyKey: key }) })))
 }
 
 /**
- * The card gateway of the deployed function. It also gets the payment id as its own
- * idempotency key: if our record is lost (it expired, or the table was restored), the
- * gateway still refuses a second charge.
+ * The card gateway of the deployed function. It also gets the record's idempotency key as its
+ * own (a hash: no payment data in a header): if our record is lost (it expired, or the table
+ * was restored), the gateway still refuses a second charge. The signal aborts the wait when
+ * Middy times out; the payment is then released and charged again on the redelivery, under
+ * the same key, which the gateway answers with the first charge.
  */
-const chargeWithGateway = async (payment: Payment): Promise<Receipt> => {
+const chargeWithGateway = async (payment: Payment, { signal, idempotencyKey }: ChargeOptions): Promise<Receipt> => {
   const response = await fetch(`${process.env.CARD_GATEWAY_URL ?? 'https://gateway.invalid'}/charges`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'idempotency-key': payment.paymentId },
+    signal,
+    headers: { 'content-type': 'application/json', 'idempotency-key': idempotencyKey ?? payment.paymentId },
     body: JSON.stringify({ amount: payment.amount, currency: payment.currency, source: payment.cardToken })
   })
   const answer = await response.json() as { id?: string, declineReason?: string }

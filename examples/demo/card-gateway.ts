@@ -23,6 +23,9 @@ export class CardGateway {
   readonly #declined = new Map<string, string>()
   readonly #holds: Array<{ started: () => void, finish: Promise<void> }> = []
 
+  /** `chargePrefix` tells this gateway's charge ids from another's. */
+  constructor (readonly chargePrefix = 'ch_') {}
+
   networkDown (network: string): void { this.#down.add(network) }
   networkUp (network: string): void { this.#down.delete(network) }
   decline (cardToken: string, reason: string): void { this.#declined.set(cardToken, reason) }
@@ -51,7 +54,7 @@ export class CardGateway {
       if (this.#down.has(network)) throw new GatewayUnavailableError(network)
       const declined = this.#declined.get(payment.cardToken)
       if (declined !== undefined) throw new CardDeclinedError(payment.paymentId, declined)
-      const receipt = { paymentId: payment.paymentId, chargeId: `ch_${String(this.ledger.length + 1).padStart(4, '0')}`, amount: payment.amount, currency: payment.currency }
+      const receipt = { paymentId: payment.paymentId, chargeId: `${this.chargePrefix}${String(this.ledger.length + 1).padStart(4, '0')}`, amount: payment.amount, currency: payment.currency }
       this.ledger.push(receipt)
       seen?.charges.push({ paymentId: payment.paymentId, chargeId: receipt.chargeId })
       return receipt

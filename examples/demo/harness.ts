@@ -12,14 +12,15 @@ import { scanItems, storedReceipts } from './table-items.js'
 /**
  * Why a record was reported failed reaches us two ways: through sqsPartialBatchFailure's
  * logger when the handler ran (its `after` maps the results), and through the
- * middleware's own logger (`{ messageId, error }`) when no record of the batch could run,
+ * middleware's own logger (`{ id, error }`) when no record of the batch could run,
  * since the handler and every `after` are then skipped. Both land in the observation of
  * the invocation that logged them; anything else the middleware says is kept as a note.
  */
 const note = (entry: unknown): void => {
   const seen = currentObservation()
-  const { messageId, error, message } = (entry ?? {}) as { messageId?: string, error?: unknown, message?: string }
-  if (messageId !== undefined && error !== undefined) seen?.reasons.set(messageId, error)
+  // `id` is the record's itemIdentifier: for SQS, its messageId.
+  const { id, error, message } = (entry ?? {}) as { id?: string, error?: unknown, message?: string }
+  if (id !== undefined && error !== undefined) seen?.reasons.set(id, error)
   else seen?.notes.push(message ?? String(entry))
 }
 

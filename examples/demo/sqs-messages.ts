@@ -33,9 +33,9 @@ export const redelivery = (record: SQSRecord): SQSRecord => {
 
 export const batch = (records: SQSRecord[]): SQSEvent => ({ Records: records })
 
-/** A Lambda context for a function with a 30-second timeout, invoked now. */
-export const lambdaContext = (): Context => {
-  const deadline = Date.now() + 30_000
+/** A Lambda context for a function with a 30-second timeout (or `timeoutMs`), invoked now. */
+export const lambdaContext = (timeoutMs = 30_000): Context => {
+  const deadline = Date.now() + timeoutMs
   const requestId = `req-${Math.random().toString(36).slice(2, 10)}`
   return {
     callbackWaitsForEmptyEventLoop: false,
