@@ -59,7 +59,7 @@ interface Run { context: Context, signal: AbortSignal, concurrency: number }
 const runBatch = async <TRecord>(batch: BatchState, records: TRecord[], fn: (record: TRecord, tools: RecordTools) => unknown, run: Run): Promise<Array<PromiseSettledResult<unknown>>> => {
   batch.scheduled = true
   // Middy aborts its signal when the early timeout fires, before the middleware's hooks run.
-  const close = (): void => { batch.closed = true }
+  const close = (): void => { batch.closed = true; batch.timedOut = true }
   if (run.signal.aborted) close()
   else run.signal.addEventListener('abort', close, { once: true })
   const results: Array<PromiseSettledResult<unknown>> = new Array(records.length)

@@ -37,11 +37,14 @@ describe.each(batchMiddyVersions)('perRecord against DynamoDB Local, %s', (_name
     const store = new ObservedStore({ tableName: table.tableName, client: table.client })
     const namespace = `per-record-${Math.random().toString(36).slice(2, 10)}`
     const { timeoutEarlyInMillis, concurrency, ...rest } = options
+    const inner = perRecord(fn, concurrency === undefined ? {} : { concurrency })
+    // Every run of perRecord, which resolves once each of its records is settled in the store.
+    const runs: Array<Promise<unknown>> = []
     const handler = middy<SQSEvent>({ timeoutEarlyInMillis: timeoutEarlyInMillis ?? 0 })
       .use(sqsPartialBatchFailure({ logger: false as never }))
       .use(idempotency({ store, namespace, logger: recordingLogger(), ...rest }))
-      .handler(perRecord(fn, concurrency === undefined ? {} : { concurrency }) as never)
-    return { store, namespace, handler: handler as unknown as (event: SQSEvent, context: unknown) => Promise<unknown> }
+      .handler(async (event, context, opts) => { const run = inner(event, context, opts); runs.push(run); return await run })
+    return { store, namespace, runs, handler: handler as unknown as (event: SQSEvent, context: unknown) => Promise<unknown> }
   }
 
   test('each record is COMPLETED the moment its own work ends, while its neighbours still run', async () => {
@@ -136,6 +139,21 @@ describe.each(batchMiddyVersions)('perRecord against DynamoDB Local, %s', (_name
     expect(started).toEqual([records[0]?.messageId])
     expect([...(await statusOf(namespace)).values()]).toEqual(['IN_PROGRESS'])
     hang.resolve()
+  })
+
+  test('a record whose work rejects because Middy\'s signal aborted keeps its lease: its request may have landed', async () => {
+    const records = [sqsRecord({ n: 1 })]
+    const { handler, namespace, runs } = stack(async (_record, { signal }) => {
+      // A fetch given the signal: the request is out; the abort only stops waiting for its answer.
+      await new Promise((_resolve, reject) => { signal.addEventListener('abort', () => { reject(signal.reason) }) })
+    }, { timeoutEarlyInMillis: 100 })
+    const deadline = Date.now() + 250
+    const answer = await handler(sqsEvent(records), lambdaContext(() => deadline - Date.now())).catch((error: unknown) => error)
+    expect(failedIds(answer)).toEqual([records[0]?.messageId])
+    // perRecord has settled the rejected record by now: it is still held.
+    await Promise.all(runs)
+    const settled = await statusOf(namespace)
+    expect([...settled.values()]).toEqual(['IN_PROGRESS'])
   })
 
   test('FIFO: a group runs one record at a time, in order; after a failure the rest of the group is released (never FAILED) and reported', async () => {

@@ -37,7 +37,7 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
     watchErrors(request)
     const lease = leaseFor(request.context, config.now)
     const records = prepareRecords(source, selection, event.Records, request.context)
-    const batch: BatchState = { source, config, concurrency, event, records, run: [], lease, context: request.context, scheduled: false, closed: false, answered: false }
+    const batch: BatchState = { source, config, concurrency, event, records, run: [], lease, context: request.context, scheduled: false, closed: false, timedOut: false, answered: false }
     // Registered before claiming, so that onError can release whatever was claimed should anything below throw.
     batches.set(request, batch)
     await claimBatch(config, source, concurrency, records, lease)
@@ -137,6 +137,7 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
    */
   const closeOnTimeout = async (batch: BatchState): Promise<void> => {
     batch.closed = true
+    batch.timedOut = true
     const running = batch.run.filter((s) => s.phase === 'running' || s.phase === 'settling' || (s.phase === 'handed' && !batch.scheduled))
     if (running.length > 0) config.logger.warn({ message: 'idempotency: timed out; leases of running records kept until they lapse', keys: running.map((s) => s.unit?.key) })
     await settleUnsettled(batch, async (state) => {

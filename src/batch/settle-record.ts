@@ -26,6 +26,10 @@ export const settleRecord = async (batch: BatchState, state: RecordState, result
   } else if (result.reason instanceof IdempotencyHeldBackError) {
     if (!unclaimed) await releaseUnattempted(config, unit, leaseToken)
     settlement = { result, kind: 'held-back' }
+  } else if (batch.timedOut) {
+    // Failed after Middy's timeout, most likely because its signal aborted the work: a request
+    // may be out whose effect landed. Keep the lease (DESIGN §5): it lapses at the deadline.
+    settlement = { result, kind: 'timed-out' }
   } else {
     await (unclaimed ? applyOnFailureUnclaimed(config, unit, result.reason) : applyOnFailure(config, unit, leaseToken, result.reason))
     settlement = { result, kind: 'failed' }

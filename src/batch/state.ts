@@ -45,6 +45,8 @@ export interface BatchState {
   scheduled: boolean
   /** Middy's timeout fired (or the handler failed): no record starts any more. */
   closed: boolean
+  /** Middy's timeout fired: a record that fails from now on may have taken effect and keeps its lease. */
+  timedOut: boolean
   /** `after` or `onError` has answered. */
   answered: boolean
 }
