@@ -223,14 +223,17 @@ describe.each(batchMiddyVersions)('perRecord against DynamoDB Local, %s', (_name
     expect(mine.map((i) => i.status)).toEqual(['FAILED'])
   })
 
-  test('a misordered stack (batch middleware inside ours) still reports every record when the handler throws', async () => {
+  test('a misordered stack (batch middleware inside ours) still reports every record when the handler throws, held-back ones included', async () => {
     const store = new DynamoDBStore({ tableName: table.tableName, client: table.client })
+    const namespace = `misordered-${Math.random().toString(36).slice(2, 10)}`
     const handler = middy<SQSEvent>()
-      .use(idempotency({ store, namespace: `misordered-${Math.random()}`, logger: false }))
+      .use(idempotency({ store, namespace, key: 'body.id', logger: false }))
       .use(sqsPartialBatchFailure({ logger: false as never }))
       .handler(async () => { throw new Error('the handler failed') })
-    // a2 is held back at claim time behind a1's conflict... here simply: every record must come back.
-    const records = [sqsRecord({ id: 1 }, { groupId: 'A' }), sqsRecord({ id: 2 }, { groupId: 'A' }), sqsRecord({ id: 3 }, { groupId: 'B' })]
+    // a1 is in progress elsewhere, so a2 is held back at claim time and never handed to the handler.
+    const { storedKey } = await import('../../src/lifecycle/key.js')
+    await store.claim({ key: storedKey(namespace, 'a1'), status: 'IN_PROGRESS', expiry: Math.floor(Date.now() / 1000) + 60, inProgressExpiry: Date.now() + 60_000, leaseToken: 'elsewhere' }, Date.now())
+    const records = [sqsRecord({ id: 'a1' }, { groupId: 'A' }), sqsRecord({ id: 'a2' }, { groupId: 'A' }), sqsRecord({ id: 'b1' }, { groupId: 'B' })]
     const answer = await handler(sqsEvent(records), lambdaContext())
     expect(failedIds(answer).sort()).toEqual(records.map((r) => r.messageId).sort())
   })
