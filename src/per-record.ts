@@ -3,6 +3,7 @@ import { IdempotencyConfigError, IdempotencyHeldBackError } from './errors.js'
 import { settleRecord } from './batch/settle-record.js'
 import { schedule } from './batch/schedule.js'
 import { findBatch, type BatchState } from './batch/state.js'
+import { leaseFor } from './lifecycle/lease.js'
 import { fulfilled, rejected } from './lifecycle/outcome.js'
 import { queueTransact } from './lifecycle/transact.js'
 import { sourceOf } from './sources/index.js'
@@ -10,6 +11,14 @@ import type { PerRecordHandler, PerRecordOptions, RecordTools } from './types.js
 import type { TransactItem } from './stores/store.js'
 
 const DEFAULT_CONCURRENCY = 50
+
+/** The live batches listening to each of Middy's signals (see `runBatch`). */
+const signalUsers = new WeakMap<AbortSignal, Set<BatchState>>()
+
+const deadlineWithin = (context: unknown, marginMs: number, now: () => number): boolean => {
+  const lease = leaseFor(context, now)
+  return lease.until - lease.nowMs <= marginMs
+}
 
 /**
  * The batch handler that runs `fn` once per record and settles each record the moment its
@@ -57,9 +66,19 @@ interface Run { context: Context, signal: AbortSignal, concurrency: number }
 
 /** With `idempotency` in the stack: each record is settled in the store as soon as its work ends. */
 const runBatch = async <TRecord>(batch: BatchState, records: TRecord[], fn: (record: TRecord, tools: RecordTools) => unknown, run: Run): Promise<Array<PromiseSettledResult<unknown>>> => {
+  if (batch.scheduled) throw new IdempotencyConfigError('perRecord was called twice on one batch: its records would run twice')
   batch.scheduled = true
   // Middy aborts its signal when the early timeout fires, before the middleware's hooks run.
-  const close = (): void => { batch.closed = true; batch.timedOut = true }
+  // Middy 5 and 6 share one signal between the invocations of a process: when several batches
+  // listen to it, only those whose own deadline has come take the abort as theirs.
+  const listening = signalUsers.get(run.signal) ?? new Set<BatchState>()
+  signalUsers.set(run.signal, listening)
+  listening.add(batch)
+  const close = (): void => {
+    if (listening.size > 1 && !deadlineWithin(batch.context, batch.timeoutMarginMs, batch.config.now)) return
+    batch.closed = true
+    batch.timedOut = true
+  }
   if (run.signal.aborted) close()
   else run.signal.addEventListener('abort', close, { once: true })
   const results: Array<PromiseSettledResult<unknown>> = new Array(records.length)
@@ -89,6 +108,7 @@ const runBatch = async <TRecord>(batch: BatchState, records: TRecord[], fn: (rec
     })
   } finally {
     run.signal.removeEventListener('abort', close)
+    listening.delete(batch)
   }
   return results
 }

@@ -27,6 +27,18 @@ const isHttpResponse = (response: unknown): response is HttpResponse =>
 export const isServerErrorResponse = (response: unknown): response is HttpResponse =>
   isHttpResponse(response) && response.statusCode >= 500
 
+/**
+ * Any error status (4xx, 5xx). Near the deadline, one may be a custom `timeoutEarlyResponse`
+ * (a 408, a 504) answering while the handler still runs: it must not be stored as the result.
+ *
+ * @example
+ * ```ts
+ * isErrorResponse({ statusCode: 408 }) // true
+ * ```
+ */
+export const isErrorResponse = (response: unknown): response is HttpResponse =>
+  isHttpResponse(response) && response.statusCode >= 400
+
 /** The header a replayed response carries, as the IETF Idempotency-Key draft's implementations do. */
 export const REPLAYED_HEADER = 'Idempotent-Replayed'
 

@@ -12,7 +12,7 @@ import type { TransactItem } from '../stores/store.js'
 import { originalError, timedOut, watchErrors } from '../lifecycle/timeout.js'
 import type { Adapter, MiddyRequest } from './adapter.js'
 import { isHttpEvent } from './http.js'
-import { isServerErrorResponse, markReplayed } from './http-response.js'
+import { isErrorResponse, isServerErrorResponse, markReplayed } from './http-response.js'
 
 interface Claimed { unit: Unit, leaseToken: string, settled: boolean, writes: TransactItem[] }
 
@@ -89,6 +89,7 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
     if (claimed === undefined || claimed.settled) return
     claimed.settled = true
     const { response } = request
+    if (isErrorResponse(response) && !isServerErrorResponse(response) && keepIfTimedOut(request, claimed, new HttpServerErrorResponse(response.statusCode, response))) return
     if (isServerErrorResponse(response)) {
       // A 5xx is a failure, returned unchanged. Near the deadline it may be a custom
       // `timeoutEarlyResponse` answering while the handler still runs.

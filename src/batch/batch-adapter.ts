@@ -37,7 +37,7 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
     watchErrors(request)
     const lease = leaseFor(request.context, config.now)
     const records = prepareRecords(source, selection, event.Records, request.context)
-    const batch: BatchState = { source, config, concurrency, event, records, run: [], lease, context: request.context, scheduled: false, closed: false, timedOut: false, answered: false }
+    const batch: BatchState = { source, config, concurrency, timeoutMarginMs: options.timeoutMarginMs, event, records, run: [], lease, context: request.context, scheduled: false, closed: false, timedOut: false, answered: false }
     // Registered before claiming, so that onError can release whatever was claimed should anything below throw.
     batches.set(request, batch)
     await claimBatch(config, source, concurrency, records, lease)
@@ -71,8 +71,8 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
       forgetBatch(batch)
       throw new IdempotencyConfigError("idempotency: effects: 'transact-only' needs the handler to be perRecord(fn), whose effects are its transact writes")
     }
-    if (batch.closed) {
-      // perRecord saw Middy's signal abort, and a `timeoutEarlyResponse` answered for it.
+    if (batch.closed || unfinished(request, batch)) {
+      // Middy's timeout answered (a `timeoutEarlyResponse` that returns) while work was running.
       await closeOnTimeout(batch)
       return answer(request, batch, 'native')
     }
@@ -80,10 +80,6 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
     try {
       read = readAnswer(request.response, batch.run)
     } catch (error) {
-      if (timedOut(request, options.timeoutMarginMs, config.now)) {
-        await closeOnTimeout(batch)
-        return answer(request, batch, 'native')
-      }
       // The handler ran but its answer cannot be read: some records may have taken effect.
       // Keep them FAILED rather than release them to run again; the error goes on to onError.
       config.logger.error({ message: (error as Error).message, error })
@@ -146,6 +142,18 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
         await settleRecord(batch, state, rejected(notStarted('the invocation timed out before it started')))
       }
     })
+  }
+
+  /**
+   * Whether the handler's answer came before its work was done. perRecord knows: it resolves
+   * only once every record is settled. For a hand-written handler, a custom
+   * `timeoutEarlyResponse` that returns is told apart from the handler's own answer by the
+   * clock, unless the answer is one settled entry per record, which only the handler makes.
+   */
+  const unfinished = (request: MiddyRequest, batch: BatchState): boolean => {
+    if (batch.scheduled) return batch.run.some((s) => s.phase !== 'settled')
+    const exact = Array.isArray(request.response) && request.response.length === batch.run.length
+    return !exact && timedOut(request, options.timeoutMarginMs, config.now)
   }
 
   const settleUnsettled = async (batch: BatchState, settle: (state: RecordState) => Promise<void>): Promise<void> => {

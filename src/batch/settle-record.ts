@@ -2,7 +2,7 @@ import { IdempotencyError, IdempotencyHeldBackError } from '../errors.js'
 import { commitWithCompletion, type TransactItem } from '../lifecycle/commit.js'
 import type { Unit } from '../lifecycle/config.js'
 import { rejected } from '../lifecycle/outcome.js'
-import { applyOnFailure, applyOnFailureUnclaimed, complete, releaseUnattempted, type Settlement } from '../lifecycle/settle.js'
+import { applyOnFailure, applyOnFailureUnclaimed, complete, releaseRegardlessOfPolicy, type Settlement } from '../lifecycle/settle.js'
 import type { BatchState, RecordState } from './state.js'
 
 /**
@@ -18,21 +18,28 @@ export const settleRecord = async (batch: BatchState, state: RecordState, result
   const unit = state.unit as Unit
   const { leaseToken, unclaimed = false } = state.outcome
   let settlement: Settlement
-  if (result.status === 'fulfilled') {
-    // Unclaimed (`effects: 'transact-only'`), the commit is the claim, writes or none.
-    settlement = writes.length > 0 || unclaimed
-      ? await commitWithCompletion(config, unit, leaseToken, result.value, writes, unclaimed)
-      : await complete(config, unit, leaseToken, result.value)
-  } else if (result.reason instanceof IdempotencyHeldBackError) {
-    if (!unclaimed) await releaseUnattempted(config, unit, leaseToken)
-    settlement = { result, kind: 'held-back' }
-  } else if (batch.timedOut) {
-    // Failed after Middy's timeout, most likely because its signal aborted the work: a request
-    // may be out whose effect landed. Keep the lease (DESIGN §5): it lapses at the deadline.
-    settlement = { result, kind: 'timed-out' }
-  } else {
-    await (unclaimed ? applyOnFailureUnclaimed(config, unit, result.reason) : applyOnFailure(config, unit, leaseToken, result.reason))
-    settlement = { result, kind: 'failed' }
+  try {
+    if (result.status === 'fulfilled') {
+      // Unclaimed (`effects: 'transact-only'`), the commit is the claim, writes or none.
+      settlement = writes.length > 0 || unclaimed
+        ? await commitWithCompletion(config, unit, leaseToken, result.value, writes, unclaimed)
+        : await complete(config, unit, leaseToken, result.value)
+    } else if (result.reason instanceof IdempotencyHeldBackError) {
+      if (!unclaimed) await releaseRegardlessOfPolicy(config, unit, leaseToken)
+      settlement = { result, kind: 'held-back' }
+    } else if (batch.timedOut) {
+      // Failed after Middy's timeout, most likely because its signal aborted the work: a request
+      // may be out whose effect landed. Keep the lease (DESIGN §5): it lapses at the deadline.
+      settlement = { result, kind: 'timed-out' }
+    } else {
+      await (unclaimed ? applyOnFailureUnclaimed(config, unit, result.reason) : applyOnFailure(config, unit, leaseToken, result.reason))
+      settlement = { result, kind: 'failed' }
+    }
+  } catch (error) {
+    // A bug of ours or a fault no path foresaw must not leave the record half-settled nor
+    // escape into its neighbours: it keeps its lease (it lapses at the deadline) and fails.
+    config.logger.error({ message: 'idempotency: could not settle the record; it keeps its lease', key: unit.key, error })
+    settlement = { result: rejected(error), kind: 'store-error' }
   }
   state.result = settlement.result
   state.settledAs = settlement.kind

@@ -34,6 +34,8 @@ export interface BatchState {
   config: LifecycleConfig
   /** Most store requests (and, for `perRecord` without its own bound, records) at once. */
   concurrency: number
+  /** How close to the deadline a failure counts as a timeout (the `timeoutMarginMs` option). */
+  timeoutMarginMs: number
   /** The event as Lambda delivered it, restored for outer middlewares. */
   event: { Records: unknown[] }
   records: RecordState[]
@@ -43,7 +45,7 @@ export interface BatchState {
   context: unknown
   /** `perRecord` schedules this batch: a record it has not started has not run. */
   scheduled: boolean
-  /** Middy's timeout fired (or the handler failed): no record starts any more. */
+  /** No record starts any more: Middy's timeout fired, or the handler or a middleware failed. */
   closed: boolean
   /** Middy's timeout fired: a record that fails from now on may have taken effect and keeps its lease. */
   timedOut: boolean

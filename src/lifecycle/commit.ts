@@ -5,7 +5,7 @@ import { fulfilled, rejected } from './outcome.js'
 import { serialiseResponse } from './response.js'
 import { judge } from './claim.js'
 import { kindOfRefusal } from './report.js'
-import { applyOnFailure, applyOnFailureUnclaimed, lostLease, type Settlement } from './settle.js'
+import { applyOnFailure, applyOnFailureUnclaimed, keepFailed, lostLease, releaseRegardlessOfPolicy, type Settlement } from './settle.js'
 
 export type { TransactItem }
 
@@ -15,6 +15,11 @@ export const MAX_TRANSACT_ITEMS = 99
 const MAX_TRANSACT_BYTES = 4 * 1024 * 1024
 
 const OPERATIONS = ['Put', 'Update', 'Delete', 'ConditionCheck'] as const
+
+// Cancellation reasons that say nothing about the writes themselves: the SDK does not retry a
+// cancelled transaction, so the record is released for a redelivery to try again.
+// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html#API_TransactWriteItems_Errors
+const TEMPORARY = new Set(['TransactionConflict', 'ProvisionedThroughputExceeded', 'ThrottlingError'])
 
 /** Why `item` is not a `TransactWriteItems` entry, or undefined when it is one. */
 export const checkTransactItem = (item: unknown): string | undefined => {
@@ -30,7 +35,8 @@ export const checkTransactItem = (item: unknown): string | undefined => {
 /** Why `writes` cannot be one transaction with the completion, or undefined. */
 const tooMuch = (writes: readonly TransactItem[]): { code: string, problem: string } | undefined => {
   if (writes.length > MAX_TRANSACT_ITEMS) return { code: 'TooManyItems', problem: `${writes.length} writes queued, more than the ${MAX_TRANSACT_ITEMS} that fit in one transaction with the completion` }
-  const bytes = Buffer.byteLength(JSON.stringify(writes))
+  // An estimate (DynamoDB sizes items its own way); BigInt, which lib-dynamodb marshals as a number, is sized as its digits.
+  const bytes = Buffer.byteLength(JSON.stringify(writes, (_key, value: unknown) => typeof value === 'bigint' ? value.toString() : value))
   if (bytes > MAX_TRANSACT_BYTES) return { code: 'TooLarge', problem: `the writes are about ${bytes} bytes, more than the 4 MB of one transaction` }
   return undefined
 }
@@ -42,17 +48,24 @@ const tooMuch = (writes: readonly TransactItem[]): { code: string, problem: stri
  * applied, reported failed as a lost lease (the new owner's result replays later).
  */
 export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, leaseToken: string, response: unknown, writes: readonly TransactItem[], unclaimed = false): Promise<Settlement> => {
-  const refuse = async (error: Error): Promise<Settlement> => {
-    // Nothing was written, so running the work again cannot duplicate it: the policy applies.
-    await (unclaimed ? applyOnFailureUnclaimed(config, unit, error) : applyOnFailure(config, unit, leaseToken, error))
+  /**
+   * None of the writes was applied. `keep`: the work cannot be completed as it is (its result
+   * or its writes cannot be stored), and it may have had effects outside `transact`, so the
+   * record is kept FAILED, as `complete` does; otherwise `onFailure` applies. Unclaimed
+   * (`effects: 'transact-only'`), there were no other effects: the policy applies.
+   */
+  const refuse = async (error: Error, keep = false): Promise<Settlement> => {
+    if (unclaimed) await applyOnFailureUnclaimed(config, unit, error)
+    else if (keep) await keepFailed(config, unit, leaseToken, error)
+    else await applyOnFailure(config, unit, leaseToken, error)
     return { result: rejected(error), kind: 'failed' }
   }
   const commit = config.store.commit?.bind(config.store)
   if (commit === undefined) return await refuse(new IdempotencyConfigError('idempotency: transact needs a store that commits transactions (DynamoDBStore)'))
   const limit = tooMuch(writes)
-  if (limit !== undefined) return await refuse(new IdempotencyTransactError(`transact for key ${unit.key}: ${limit.problem}; nothing was written`, { key: unit.key, code: limit.code }))
+  if (limit !== undefined) return await refuse(new IdempotencyTransactError(`transact for key ${unit.key}: ${limit.problem}; nothing was written`, { key: unit.key, code: limit.code }), true)
   const serialised = serialiseResponse(response)
-  if (!serialised.ok) return await refuse(new IdempotencyResponseError(unit.key, `${serialised.problem}; none of its transact writes was applied`))
+  if (!serialised.ok) return await refuse(new IdempotencyResponseError(unit.key, `${serialised.problem}; none of its transact writes was applied`), true)
 
   const nowMs = config.now()
   const expiry = Math.floor(nowMs / 1000) + config.expiresAfterSeconds
@@ -87,8 +100,13 @@ export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, 
     }
     case 'refused': {
       const which = committed.entry === undefined ? 'the transaction' : `transact entry ${committed.entry}`
-      return await refuse(new IdempotencyTransactError(`${which} was refused (${committed.code}): ${committed.message}; nothing was written`,
-        { key: unit.key, code: committed.code, ...(committed.entry === undefined ? {} : { entry: committed.entry }) }))
+      const error = new IdempotencyTransactError(`${which} was refused (${committed.code}): ${committed.message}; nothing was written`,
+        { key: unit.key, code: committed.code, ...(committed.entry === undefined ? {} : { entry: committed.entry }) })
+      if (!TEMPORARY.has(committed.code)) return await refuse(error)
+      // Another transaction on the same item, or throttling: nothing is wrong with the work.
+      // Released whatever `onFailure` says, so that a redelivery simply tries again.
+      if (!unclaimed) await releaseRegardlessOfPolicy(config, unit, leaseToken)
+      return { result: rejected(error), kind: 'failed' }
     }
   }
 }

@@ -70,11 +70,12 @@ export const applyOnFailureUnclaimed = async (config: LifecycleConfig, unit: Uni
 }
 
 /**
- * The work was never attempted (held back behind its ordering group, or not started before
- * the deadline): release the record whatever `onFailure` says, so a redelivery runs it.
- * Keeping it FAILED would fail, until its expiry, work that never ran.
+ * Release the record whatever `onFailure` says, so that a redelivery runs it: for work never
+ * attempted (held back behind its ordering group, not started before the deadline), which
+ * keeping FAILED would fail until its expiry without ever having run it; and for a commit
+ * cancelled for a temporary reason, which a retry may pass.
  */
-export const releaseUnattempted = async (config: LifecycleConfig, unit: Unit, leaseToken: string): Promise<void> => {
+export const releaseRegardlessOfPolicy = async (config: LifecycleConfig, unit: Unit, leaseToken: string): Promise<void> => {
   await settleFailure(config, unit, leaseToken, undefined, 'delete')
 }
 

@@ -31,7 +31,8 @@ class GatewayTimeout extends Error {
 const timeoutResponses: Array<[string, (() => unknown) | undefined]> = [
   ["Middy's own TimeoutError", undefined],
   ['a custom timeoutEarlyResponse that throws its own error', () => { throw new GatewayTimeout() }],
-  ['a custom timeoutEarlyResponse that returns { statusCode: 504 }', () => ({ statusCode: 504 })]
+  ['a custom timeoutEarlyResponse that returns { statusCode: 504 }', () => ({ statusCode: 504 })],
+  ['a custom timeoutEarlyResponse that returns { statusCode: 408 }', () => ({ statusCode: 408 })]
 ]
 
 /** Where @middy/http-error-handler sits, if anywhere: its onError replaces `request.error`. */
@@ -71,10 +72,14 @@ describe.each(middyVersions)('whole event timing out, %s', (_, middyCore) => {
       namespace,
       key: 'orderId',
       logger: false,
+      // At least Middy's timeoutEarlyInMillis, as the README says.
+      timeoutMarginMs: 2000,
       onOutcome: (outcome) => { outcomes.push(outcome) },
       onFailure: (error) => { failures.push(error); return 'delete' }
     })
-    let handler = middyCore<Order, unknown>({ timeoutEarlyInMillis: 200, ...(timeoutEarlyResponse === undefined ? {} : { timeoutEarlyResponse }) }) as middy.MiddyfiedHandler<Order, unknown>
+    // Middy answers 1.8 s before a 2 s deadline: 200 ms into the work, with the lease (to the
+    // deadline) long enough for the retry to meet it however slow the machine is.
+    let handler = middyCore<Order, unknown>({ timeoutEarlyInMillis: 1800, ...(timeoutEarlyResponse === undefined ? {} : { timeoutEarlyResponse }) }) as middy.MiddyfiedHandler<Order, unknown>
     if (where === 'outside') handler = handler.use(httpErrorHandler({ logger: false }))
     handler = handler.use(guard)
     if (where === 'inside') handler = handler.use(httpErrorHandler({ logger: false }))
@@ -94,7 +99,7 @@ describe.each(middyVersions)('whole event timing out, %s', (_, middyCore) => {
     test.each(timeoutResponses)('%s: the lease is kept, an immediate retry is told 409, the handler ran once', async (_response, timeoutEarlyResponse) => {
       const slow = slowWork()
       const run = build(where, timeoutEarlyResponse, slow.work)
-      const deadline = Date.now() + 300
+      const deadline = Date.now() + 2000
       const first = await settle(run.handler({ orderId: 'o-1' }, lambdaContext(() => deadline - Date.now())))
       // Middy answered while the handler still waits at its gate.
       expect(slow.runs()).toBe(1)
