@@ -39,7 +39,7 @@ const ours = (sources: BundleResult['sources']): BundleResult['sources'] => sour
 const byPackage = (sources: BundleResult['sources']): Map<string, number> => {
   const sizes = new Map<string, number>()
   for (const s of sources) {
-    const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(s.path)?.[1] ?? (/(^|\/)src\//.test(s.path) ? 'middy-idempotency (src/)' : 'bench/examples code')
+    const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(s.path)?.[1] ?? (/(^|\/)src\//.test(s.path) ? 'middy-idempotency (src/)' : 'the handler itself')
     sizes.set(pkg, (sizes.get(pkg) ?? 0) + s.bytes)
   }
   return sizes
