@@ -11,16 +11,24 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { gzipSync } from 'node:zlib'
 import type { Implementation } from './tables.js'
 
-export interface BundleResult { implementation: Implementation, file: string, bytes: number, gzipBytes: number }
+/** One input file of a bundle and the bytes it left in the (minified) output, from esbuild's metafile. */
+export interface BundledSource { path: string, bytes: number }
+
+export interface BundleResult { implementation: Implementation | string, file: string, bytes: number, gzipBytes: number, sources: BundledSource[] }
 
 // Inside the repository, so the external @aws-sdk/* packages resolve from its node_modules.
 const outDir = fileURLToPath(new URL('../results/bundles/', import.meta.url))
 
-export const bundleHandler = async (implementation: Implementation): Promise<BundleResult> => {
+export const bundleHandler = async (implementation: Implementation): Promise<BundleResult> =>
+  await bundleEntry(implementation, fileURLToPath(new URL(`../handlers/${implementation}.ts`, import.meta.url)))
+
+/** Bundles `entry` as `name`.mjs; the metafile says which files ended up in it, and how much of each. */
+export const bundleEntry = async (name: string, entry: string): Promise<BundleResult> => {
   mkdirSync(outDir, { recursive: true })
-  const file = `${outDir}${implementation}.mjs`
-  await build({
-    entryPoints: [fileURLToPath(new URL(`../handlers/${implementation}.ts`, import.meta.url))],
+  const file = `${outDir}${name}.mjs`
+  const { metafile } = await build({
+    entryPoints: [entry],
+    metafile: true,
     outfile: file,
     bundle: true,
     minify: true,
@@ -31,7 +39,9 @@ export const bundleHandler = async (implementation: Implementation): Promise<Bun
     logLevel: 'silent'
   })
   const content = readFileSync(file)
-  return { implementation, file, bytes: content.byteLength, gzipBytes: gzipSync(content, { level: 9 }).byteLength }
+  const output = Object.values(metafile.outputs)[0]
+  const sources = Object.entries(output?.inputs ?? {}).map(([path, { bytesInOutput }]) => ({ path, bytes: bytesInOutput })).filter((s) => s.bytes > 0)
+  return { implementation: name, file, bytes: content.byteLength, gzipBytes: gzipSync(content, { level: 9 }).byteLength, sources }
 }
 
 /**

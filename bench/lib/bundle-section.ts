@@ -1,0 +1,74 @@
+/**
+ * The "Bundle and cold import" part of the report: the typical SQS handler of each
+ * implementation bundled and imported cold, every example handler bundled, and which of our
+ * source files the typical handler carries (esbuild's metafile).
+ */
+import { median } from './stats.js'
+import { bundleHandler, coldImportMs, fileSpecifier, type BundleResult } from './bundle.js'
+import { bundleExamples, examplesTable, packagesLine, sourcesTable, unusedFeatures } from './example-bundles.js'
+import { fmt, ratio, table } from './report.js'
+
+export const SDK_FIRST = 'after the SDK (beyond @aws-sdk/client-dynamodb)'
+const SDK_ALONE = '@aws-sdk/client-dynamodb alone'
+
+export interface BundleFigures { bundles: BundleResult[], imports: Map<string, number[]> }
+
+/** Cold import times by subject: each bundle as is, each bundle after the SDK, and the SDK alone. */
+const coldImports = (bundles: BundleResult[], count: number): Map<string, number[]> => {
+  const subjects: Array<[string, string, boolean]> = [
+    ...bundles.map((b): [string, string, boolean] => [b.implementation, fileSpecifier(b.file), false]),
+    ...bundles.map((b): [string, string, boolean] => [`${b.implementation} ${SDK_FIRST}`, fileSpecifier(b.file), true]),
+    [SDK_ALONE, '@aws-sdk/client-dynamodb', false]
+  ]
+  const times = new Map<string, number[]>(subjects.map(([name]) => [name, []]))
+  for (let i = 0; i < count; i++) {
+    // Alternate, and reverse the order every other time, so nobody always goes first.
+    const order = i % 2 === 0 ? subjects : [...subjects].reverse()
+    for (const [name, specifier, sdkFirst] of order) times.get(name)?.push(coldImportMs(specifier, sdkFirst))
+  }
+  return times
+}
+
+export const medianOf = (imports: Map<string, number[]>, subject: string): number => median(imports.get(subject) ?? [])
+
+/** Bundles, imports, and prints the section through `say`. */
+export const bundleSection = async (coldImportCount: number, say: (text?: string) => void): Promise<BundleFigures> => {
+  const bundles = [await bundleHandler('ours'), await bundleHandler('theirs')]
+  const imports = coldImports(bundles, coldImportCount)
+  const [ours, theirs] = bundles as [BundleResult, BundleResult]
+  say('## Bundle and cold import')
+  say()
+  say('esbuild, minified ESM, platform node, `@aws-sdk/*` external (the Lambda runtime has it). The typical SQS handler: ' +
+    '`bench/handlers/ours.ts` (`perRecord` + `DynamoDBStore`) and `bench/handlers/theirs.ts` (`makeIdempotent` + `BatchProcessor`). ' +
+    `Cold import: a fresh \`node\` per import, ${coldImportCount} per subject, alternating; time of the dynamic import measured inside the child. ` +
+    `"${SDK_FIRST}": the child imports @aws-sdk/client-dynamodb first (untimed), so only what the bundle adds is timed.`)
+  say()
+  say(table(['subject', 'bytes', 'gzip bytes', 'cold import median ms', 'min', 'max'],
+    [...imports].map(([name, ms]) => {
+      const b = bundles.find((x) => x.implementation === name.split(' ')[0])
+      return [name, b === undefined ? '—' : String(b.bytes), b === undefined ? '—' : String(b.gzipBytes), fmt(median(ms), 1), fmt(Math.min(...ms), 1), fmt(Math.max(...ms), 1)]
+    })))
+  say()
+  say(`Ratios ours/theirs: bytes ${fmt(ratio(ours.bytes, theirs.bytes), 3)}, gzip ${fmt(ratio(ours.gzipBytes, theirs.gzipBytes), 3)}, ` +
+    `cold import ${fmt(ratio(medianOf(imports, 'ours'), medianOf(imports, 'theirs')), 3)}, ` +
+    `cold import beyond the SDK ${fmt(ratio(medianOf(imports, `ours ${SDK_FIRST}`), medianOf(imports, `theirs ${SDK_FIRST}`)), 3)}`)
+  say()
+  say(`By package (metafile, bytes left in the minified output): ours: ${packagesLine(ours)}; theirs: ${packagesLine(theirs)}.`)
+  say()
+  say('### Each example handler')
+  say()
+  say(examplesTable(await bundleExamples()))
+  say()
+  say('### Our files in the typical SQS handler (esbuild metafile)')
+  say()
+  say(sourcesTable(ours))
+  say()
+  const unused = unusedFeatures(ours)
+  const unusedBytes = unused.reduce((sum, u) => sum + u.bytes, 0)
+  say(unused.length === 0
+    ? 'The typical handler carries no file of a feature it does not use.'
+    : `**Finding**: the typical handler uses none of ${unused.map((u) => `${u.feature} (${u.bytes} bytes)`).join(', ')}, yet carries them: ` +
+      `${unusedBytes} bytes in all; without them it would be ${ours.bytes - unusedBytes} bytes, ${fmt(ratio(ours.bytes - unusedBytes, theirs.bytes), 3)} of Powertools'.`)
+  say()
+  return { bundles, imports }
+}
