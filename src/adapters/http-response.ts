@@ -15,21 +15,11 @@ const isHttpResponse = (response: unknown): response is HttpResponse =>
   Number.isInteger((response as { statusCode?: unknown }).statusCode)
 
 /**
- * A 5xx is the server saying it failed, not an answer worth replaying for `expiresAfterSeconds`
- * (issue 8 #8; Stripe, for one, does not save 500s: https://docs.stripe.com/api/idempotent_requests).
- * It goes through `onFailure` and is returned to the client unchanged.
- *
- * @example
- * ```ts
- * isServerErrorResponse({ statusCode: 503, body: 'busy' }) // true
- * ```
- */
-export const isServerErrorResponse = (response: unknown): response is HttpResponse =>
-  isHttpResponse(response) && response.statusCode >= 500
-
-/**
  * Any error status (4xx, 5xx). Near the deadline, one may be a custom `timeoutEarlyResponse`
  * (a 408, a 504) answering while the handler still runs: it must not be stored as the result.
+ * A 5xx at any time is the server saying it failed, not an answer worth replaying for
+ * `expiresAfterSeconds` (issue 8 #8; Stripe, for one, does not save 500s:
+ * https://docs.stripe.com/api/idempotent_requests): it goes through `onFailure`.
  *
  * @example
  * ```ts

@@ -12,7 +12,7 @@ import type { TransactItem } from '../stores/store.js'
 import { originalError, timedOut, watchErrors } from '../lifecycle/timeout.js'
 import type { Adapter, MiddyRequest } from './adapter.js'
 import { isHttpEvent } from './http.js'
-import { isErrorResponse, isServerErrorResponse, markReplayed } from './http-response.js'
+import { isErrorResponse, markReplayed } from './http-response.js'
 
 interface Claimed { unit: Unit, leaseToken: string, settled: boolean, writes: TransactItem[] }
 
@@ -89,15 +89,17 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
     if (claimed === undefined || claimed.settled) return
     claimed.settled = true
     const { response } = request
-    if (isErrorResponse(response) && !isServerErrorResponse(response) && keepIfTimedOut(request, claimed, new HttpServerErrorResponse(response.statusCode, response))) return
-    if (isServerErrorResponse(response)) {
-      // A 5xx is a failure, returned unchanged. Near the deadline it may be a custom
-      // `timeoutEarlyResponse` answering while the handler still runs.
+    if (isErrorResponse(response)) {
+      // Near the deadline an error status may be a custom `timeoutEarlyResponse` (a 408, a 504)
+      // answering while the handler still runs: the lease is kept. A 5xx otherwise is a
+      // failure, returned unchanged; a 4xx is the handler's answer, stored as such.
       const error = new HttpServerErrorResponse(response.statusCode, response)
       if (keepIfTimedOut(request, claimed, error)) return
-      await applyOnFailure(config, claimed.unit, claimed.leaseToken, error)
-      report({ kind: 'failed', key: claimed.unit.key, error })
-      return
+      if (response.statusCode >= 500) {
+        await applyOnFailure(config, claimed.unit, claimed.leaseToken, error)
+        report({ kind: 'failed', key: claimed.unit.key, error })
+        return
+      }
     }
     const { result, kind } = claimed.writes.length > 0
       ? await commitWithCompletion(config, claimed.unit, claimed.leaseToken, response, claimed.writes)
