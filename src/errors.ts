@@ -1,27 +1,7 @@
-/**
- * Errors raised by middy-idempotency. Every one is an `instanceof IdempotencyError`,
- * has a stable `name` you can switch on, and says which key it is about.
- *
- * @example
- * ```ts
- * import { IdempotencyError, IdempotencyInProgressError } from 'middy-idempotency'
- *
- * try { await handler(event, context) } catch (error) {
- *   if (error instanceof IdempotencyInProgressError) console.log('retry later', error.key)
- *   else if (error instanceof IdempotencyError) console.log(error.name, error.message)
- * }
- * ```
- */
-export class IdempotencyError extends Error {
-  /** The stored idempotency key this error is about, when there is one. */
-  readonly key?: string
+import { IdempotencyError } from './error-base.js'
 
-  constructor (message: string, options: { key?: string, cause?: unknown } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause })
-    this.name = 'IdempotencyError'
-    if (options.key !== undefined) this.key = options.key
-  }
-}
+export { IdempotencyError }
+export { IdempotencyHeldBackError, IdempotencyLeaseLostError, IdempotencyTransactError } from './errors-batch.js'
 
 /**
  * Another invocation holds a live lease on this key: the work may be running right
@@ -68,7 +48,14 @@ export class IdempotencyPayloadMismatchError extends IdempotencyError {
   }
 }
 
-/** What is kept of a failure in a FAILED record: never a stack. */
+/**
+ * What is kept of a failure in a FAILED record: never a stack.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof IdempotencyFailedError) console.log(error.storedError.name, error.storedError.message)
+ * ```
+ */
 export interface StoredError { name: string, message: string }
 
 /**
@@ -131,7 +118,14 @@ export class IdempotencyResponseError extends IdempotencyError {
   }
 }
 
-/** Which store request failed. */
+/**
+ * Which store request failed.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof IdempotencyStoreError && error.operation === 'claim') console.log('not run')
+ * ```
+ */
 export type StoreOperation = 'claim' | 'complete' | 'fail' | 'release' | 'read' | 'commit'
 
 /**
@@ -152,73 +146,6 @@ export class IdempotencyStoreError extends IdempotencyError {
     super(message, options)
     this.name = 'IdempotencyStoreError'
     this.operation = operation
-  }
-}
-
-/**
- * A record was not attempted: an earlier record of its ordering group (a FIFO message
- * group, a stream partition key) could not run, or the invocation timed out before it
- * started. It is reported failed so that it is redelivered in order, and its record is
- * released — never kept FAILED, whatever `onFailure` says, since it never ran.
- *
- * A hand-written handler that skips a record says so by rejecting it with this error.
- *
- * @example
- * ```ts
- * // in Promise.allSettled(event.Records.map(...)): a record skipped to keep its group's order
- * if (stopped.has(group)) throw new IdempotencyHeldBackError('an earlier record of its group failed', { group })
- * ```
- */
-export class IdempotencyHeldBackError extends IdempotencyError {
-  /** The ordering group held back (a FIFO `MessageGroupId`, a stream partition key), when there is one. */
-  readonly group?: string
-
-  constructor (reason = 'not attempted', options: { key?: string, group?: string } = {}) {
-    super(`not attempted: ${reason}`, { key: options.key })
-    this.name = 'IdempotencyHeldBackError'
-    if (options.group !== undefined) this.group = options.group
-  }
-}
-
-/**
- * The record's `transact` writes were refused by DynamoDB: one of your conditions failed,
- * another transaction touched the same item, or an entry is invalid (or there are too
- * many). Nothing was written — neither your writes nor the completion — and `onFailure`
- * applies to the record.
- *
- * @example
- * ```ts
- * if (error instanceof IdempotencyTransactError && error.code === 'ConditionalCheckFailed') console.log('out of stock', error.entry)
- * ```
- */
-export class IdempotencyTransactError extends IdempotencyError {
-  /** Index of the refused entry in the order `transact` was given them, when one entry is to blame. */
-  readonly entry?: number
-  /** DynamoDB's cancellation code (`ConditionalCheckFailed`, `TransactionConflict`, `ValidationError`...), or `TooLarge`. */
-  readonly code: string
-
-  constructor (message: string, options: { key?: string, entry?: number, code: string, cause?: unknown }) {
-    super(message, options)
-    this.name = 'IdempotencyTransactError'
-    this.code = options.code
-    if (options.entry !== undefined) this.entry = options.entry
-  }
-}
-
-/**
- * Our lease lapsed and another invocation took the record over before this one could
- * commit its `transact` writes: none of them was applied. The record is reported failed;
- * its redelivery replays what the new owner stores.
- *
- * @example
- * ```ts
- * if (error instanceof IdempotencyLeaseLostError) metrics.increment('lease-lost')
- * ```
- */
-export class IdempotencyLeaseLostError extends IdempotencyError {
-  constructor (key: string) {
-    super(`the lease on key ${key} was taken over by another invocation before the commit; nothing was written`, { key })
-    this.name = 'IdempotencyLeaseLostError'
   }
 }
 

@@ -9,7 +9,15 @@ import { compileSelector, type Selector } from './lifecycle/key.js'
 import { LocalCache } from './lifecycle/local-cache.js'
 import { resolveOptions, type IdempotencyOptions } from './options.js'
 
-/** The Middy middleware object returned by {@link idempotency}. */
+/**
+ * The Middy middleware object returned by {@link idempotency}.
+ *
+ * @example
+ * ```ts
+ * const middleware: IdempotencyMiddleware = idempotency({ store })
+ * middy().use(middleware)
+ * ```
+ */
 export interface IdempotencyMiddleware {
   before: (request: MiddyRequest) => Promise<unknown>
   after: (request: MiddyRequest) => Promise<void>

@@ -12,6 +12,12 @@ export type { ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, Idemp
  * Where a key or payload comes from: a path into the unit of work (`'body.orderId'`,
  * `'headers["idempotency-key"]'`; a string met on the way is parsed as JSON, so paths
  * read into SQS and API Gateway bodies) or a function of the unit and the Lambda context.
+ *
+ * @example
+ * ```ts
+ * const byPath: Selector = 'body.orderId'
+ * const byFunction: Selector<SQSRecord> = (record) => JSON.parse(record.body).orderId
+ * ```
  */
 export type Selector<TUnit = any> = string | ((unit: TUnit, context: unknown) => unknown)
 
@@ -143,7 +149,14 @@ export interface IdempotencyOptions<TEvent = any> {
   now?: () => number
 }
 
-/** What the policy function is told about a failed unit of work. */
+/**
+ * What the policy function is told about a failed unit of work.
+ *
+ * @example
+ * ```ts
+ * idempotency({ store, onFailure: (error, { attempt, key }) => attempt >= 3 ? 'fail' : 'delete' })
+ * ```
+ */
 export interface FailureInfo {
   /** Delivery attempt: an SQS record's `ApproximateReceiveCount`; 1 for a whole event. */
   attempt: number
@@ -151,19 +164,47 @@ export interface FailureInfo {
   key: string
 }
 
-/** `'delete'`: a redelivery runs again. `'fail'`: keep a FAILED record; a redelivery is reported failed without running. */
+/**
+ * `'delete'`: a redelivery runs again. `'fail'`: keep a FAILED record; a redelivery is reported failed without running.
+ *
+ * @example
+ * ```ts
+ * const keep: FailureDecision = 'fail'
+ * ```
+ */
 export type FailureDecision = 'delete' | 'fail'
 
-/** The retry policy: a fixed decision or one made per failure. */
+/**
+ * The retry policy: a fixed decision or one made per failure.
+ *
+ * @example
+ * ```ts
+ * const policy: FailurePolicy = (error) => error instanceof CardDeclinedError ? 'fail' : 'delete'
+ * ```
+ */
 export type FailurePolicy = FailureDecision | ((error: unknown, info: FailureInfo) => FailureDecision)
 
-/** A console-like logger; `console` itself fits. */
+/**
+ * A console-like logger; `console` itself fits.
+ *
+ * @example
+ * ```ts
+ * idempotency({ store, logger: { warn: (entry) => log.warn(entry), error: (entry) => log.error(entry) } })
+ * ```
+ */
 export interface IdempotencyLogger {
   warn: (...data: unknown[]) => void
   error: (...data: unknown[]) => void
 }
 
-/** What finally became of one unit of work (an SQS record, or a whole event). */
+/**
+ * What finally became of one unit of work (an SQS record, or a whole event).
+ *
+ * @example
+ * ```ts
+ * idempotency({ store, onOutcome: ({ kind }) => { if (kind === 'lease-lost') alarm() } })
+ * ```
+ */
 export type OutcomeKind =
   /** It ran and its result is stored as COMPLETED. */
   | 'completed'
@@ -214,7 +255,17 @@ export interface OutcomeReport {
   error?: unknown
 }
 
-/** What `perRecord` gives the function it runs for each record, besides the record. */
+/**
+ * What `perRecord` gives the function it runs for each record, besides the record.
+ *
+ * @example
+ * ```ts
+ * perRecord(async (record, { signal, key, transact }) => {
+ *   transact({ Put: { TableName: 'Payments', Item: { id: key }, ConditionExpression: 'attribute_not_exists(id)' } })
+ *   return await notify(record, { signal })
+ * })
+ * ```
+ */
 export interface RecordTools {
   /** The Lambda context of the invocation. */
   context: Context
@@ -231,13 +282,28 @@ export interface RecordTools {
   transact: (...items: TransactItem[]) => void
 }
 
-/** Options of {@link perRecord}. */
+/**
+ * Options of {@link perRecord}.
+ *
+ * @example
+ * ```ts
+ * perRecord(chargeCard, { concurrency: 10 })
+ * ```
+ */
 export interface PerRecordOptions {
   /** Most records running at once. [the middleware's `concurrency`, else 50] */
   concurrency?: number
 }
 
-/** The Middy handler `perRecord` returns: one settled entry per record it is given, in order. */
+/**
+ * The Middy handler `perRecord` returns: one settled entry per record it is given, in order.
+ *
+ * @example
+ * ```ts
+ * const handler: PerRecordHandler<SQSRecord, Receipt> = perRecord(chargeCard)
+ * middy<SQSEvent>().use(idempotency({ store })).handler(handler)
+ * ```
+ */
 export type PerRecordHandler<TRecord, TResult> =
   (event: { Records: TRecord[] }, context: Context, options?: { signal?: AbortSignal }) => Promise<Array<PromiseSettledResult<TResult>>>
 

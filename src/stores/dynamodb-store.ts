@@ -4,15 +4,22 @@ import {
   DynamoDBClient,
   PutItemCommand,
   UpdateItemCommand,
-  type AttributeValue,
   type DynamoDBClientConfig
 } from '@aws-sdk/client-dynamodb'
 import { IdempotencyConfigError, type IdempotencyStoreError, type StoredError, type StoreOperation } from '../errors.js'
 import { commitTransaction } from './dynamodb-commit.js'
 import { storeErrorOf } from './dynamodb-errors.js'
-import type { ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, IdempotencyStore, RecordStatus, TransactItem } from './store.js'
+import { claimItem, keyItem, recordOf, type Item } from './dynamodb-items.js'
+import type { ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, IdempotencyStore, TransactItem } from './store.js'
 
-/** Anything with the SDK v3 `send`: a `DynamoDBClient` or a `DynamoDBDocumentClient`. */
+/**
+ * Anything with the SDK v3 `send`: a `DynamoDBClient` or a `DynamoDBDocumentClient`.
+ *
+ * @example
+ * ```ts
+ * const store = new DynamoDBStore({ tableName: 'IdempotencyStore', client: DynamoDBDocumentClient.from(new DynamoDBClient({})) })
+ * ```
+ */
 export interface DynamoDBSender {
   send: DynamoDBClient['send']
 }
@@ -20,6 +27,11 @@ export interface DynamoDBSender {
 /**
  * Options of {@link DynamoDBStore}. Every attribute name can be changed, so the store
  * fits an existing table.
+ *
+ * @example
+ * ```ts
+ * const options: DynamoDBStoreOptions = { tableName: 'App', keyAttr: 'pk', sortKeyAttr: 'sk', sortKeyValue: 'idempotency' }
+ * ```
  */
 export interface DynamoDBStoreOptions {
   /** Name of the table. Required. */
@@ -66,7 +78,6 @@ const defaults = {
 }
 
 export type AttributeNames = typeof defaults & { sortKeyAttr?: string }
-type Item = Record<string, AttributeValue>
 
 
 // BatchGetItem takes at most 100 keys per request:
@@ -228,42 +239,15 @@ export class DynamoDBStore implements IdempotencyStore {
   }
 
   #keyOf (key: string): Item {
-    const item: Item = { [this.#names.keyAttr]: { S: key } }
-    if (this.#names.sortKeyAttr !== undefined) item[this.#names.sortKeyAttr] = { S: this.#sortKeyValue }
-    return item
+    return keyItem(this.#names, this.#sortKeyValue, key)
   }
 
   #toItem (record: ClaimRecord): Item {
-    const n = this.#names
-    const item: Item = {
-      ...this.#keyOf(record.key),
-      [n.statusAttr]: { S: record.status },
-      [n.expiryAttr]: { N: String(record.expiry) },
-      [n.inProgressExpiryAttr]: { N: String(record.inProgressExpiry) },
-      [n.leaseTokenAttr]: { S: record.leaseToken }
-    }
-    if (record.payloadHash !== undefined) item[n.payloadHashAttr] = { S: record.payloadHash }
-    return item
+    return claimItem(this.#names, this.#sortKeyValue, record)
   }
 
   #fromItem (item: Item): IdempotencyRecord {
-    const n = this.#names
-    const record: IdempotencyRecord = {
-      key: item[n.keyAttr]?.S ?? '',
-      status: item[n.statusAttr]?.S as RecordStatus,
-      expiry: Number(item[n.expiryAttr]?.N ?? 0)
-    }
-    const lease = item[n.inProgressExpiryAttr]?.N
-    if (lease !== undefined) record.inProgressExpiry = Number(lease)
-    const token = item[n.leaseTokenAttr]?.S
-    if (token !== undefined) record.leaseToken = token
-    const hash = item[n.payloadHashAttr]?.S
-    if (hash !== undefined) record.payloadHash = hash
-    const data = item[n.responseDataAttr]?.S
-    if (data !== undefined) record.responseData = data
-    const error = item[n.errorAttr]?.M
-    if (error !== undefined) record.error = { name: error.name?.S ?? 'Error', message: error.message?.S ?? '' }
-    return record
+    return recordOf(this.#names, item)
   }
 
   #storeError (operation: StoreOperation, key: string | undefined, error: unknown): IdempotencyStoreError {

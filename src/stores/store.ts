@@ -1,6 +1,13 @@
 import type { StoredError } from '../errors.js'
 
-/** The three states of a stored record (DESIGN §2). */
+/**
+ * The three states of a stored record (DESIGN §2).
+ *
+ * @example
+ * ```ts
+ * if (record.status === 'COMPLETED') return JSON.parse(record.responseData ?? 'null')
+ * ```
+ */
 export type RecordStatus = 'IN_PROGRESS' | 'COMPLETED' | 'FAILED'
 
 /**
@@ -30,7 +37,14 @@ export interface IdempotencyRecord {
   error?: StoredError
 }
 
-/** A claim to write: an IN_PROGRESS record with a fresh token and a lease. */
+/**
+ * A claim to write: an IN_PROGRESS record with a fresh token and a lease.
+ *
+ * @example
+ * ```ts
+ * const claim: ClaimRecord = { key, status: 'IN_PROGRESS', expiry, inProgressExpiry: Date.now() + 30_000, leaseToken: randomUUID() }
+ * ```
+ */
 export type ClaimRecord = IdempotencyRecord & { status: 'IN_PROGRESS', inProgressExpiry: number, leaseToken: string }
 
 /**
@@ -96,7 +110,14 @@ export type TransactItem =
   | { Delete: TransactEntry & { Key: Record<string, unknown> } }
   | { ConditionCheck: TransactEntry & { Key: Record<string, unknown>, ConditionExpression: string } }
 
-/** What every `TransactItem` operation shares. */
+/**
+ * What every `TransactItem` operation shares.
+ *
+ * @example
+ * ```ts
+ * const entry: TransactEntry = { TableName: 'Orders', ConditionExpression: 'attribute_not_exists(orderId)' }
+ * ```
+ */
 export interface TransactEntry {
   TableName: string
   ConditionExpression?: string
@@ -105,10 +126,25 @@ export interface TransactEntry {
   ReturnValuesOnConditionCheckFailure?: 'ALL_OLD' | 'NONE'
 }
 
-/** The COMPLETED record a commit writes. `payloadHash` only matters to an unclaimed commit, which writes the whole record. */
+/**
+ * The COMPLETED record a commit writes. `payloadHash` only matters to an unclaimed commit, which writes the whole record.
+ *
+ * @example
+ * ```ts
+ * await store.commit?.(key, leaseToken, { expiry, responseData: JSON.stringify(result) }, writes)
+ * ```
+ */
 export interface CommitOutcome { expiry: number, responseData?: string, payloadHash?: string }
 
-/** What became of a commit: applied, refused by our fence (lease lost), or refused by one of the writes. */
+/**
+ * What became of a commit: applied, refused by our fence (lease lost), or refused by one of the writes.
+ *
+ * @example
+ * ```ts
+ * const result = await store.commit?.(key, leaseToken, outcome, writes)
+ * if (result?.status === 'refused') console.log(result.entry, result.code)
+ * ```
+ */
 export type CommitResult =
   | { status: 'committed' }
   | { status: 'lease-lost' }
