@@ -2,7 +2,8 @@
  * `npm run bench`: middy-idempotency against Powertools for AWS Lambda (TypeScript)
  * idempotency, per SQS record, on one DynamoDB Local started (and stopped) here.
  * See bench/README.md for what is measured and how. Flags: --quick (a few rounds only),
- * --no-memory, --no-bundle, --no-timeout, --no-transact. Timing is printed, never asserted.
+ * --no-memory, --no-bundle, --no-timeout, --no-transact, --only SECTION[,SECTION] (sections:
+ * throughput, timeout, transact, memory, bundle; e.g. `--only transact`). Timing is printed, never asserted.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import { execFileSync } from 'node:child_process'
@@ -18,10 +19,21 @@ import { measureMemory, type MemoryResult } from './lib/memory.js'
 import { fmt, ratio, ratiosTable, rowsTable, summarise, table, type Row } from './lib/report.js'
 import { contenders, runRound, type Sample } from './lib/throughput.js'
 import { TIMEOUT_NOTE, timeoutInABatch, timeoutTable, type TimeoutRow } from './lib/timeout-batch.js'
-import { TRANSACT_NOTE, transactRatiosTable, transactTable, transactWorkloads, type TransactRow } from './lib/transact-workloads.js'
+import { TRANSACT_NOTE, transactRatiosTable, transactTable, transactTargets, transactWorkloads, type TransactRow } from './lib/transact-workloads.js'
 
-const args = new Set(process.argv.slice(2))
+const argv = process.argv.slice(2)
+const args = new Set(argv)
 const quick = args.has('--quick')
+const SECTIONS = ['throughput', 'timeout', 'transact', 'memory', 'bundle'] as const
+type Section = typeof SECTIONS[number]
+// `--only transact` or `--only=transact,timeout`: those sections and no other.
+const onlyValue = argv.find((a) => a.startsWith('--only='))?.slice('--only='.length) ?? (argv.includes('--only') ? argv[argv.indexOf('--only') + 1] : undefined)
+const only = onlyValue?.split(',').map((s) => s.trim()).filter((s) => s !== '')
+if (only !== undefined) {
+  const unknown = only.filter((s) => !(SECTIONS as readonly string[]).includes(s))
+  if (unknown.length > 0 || only.length === 0) throw new Error(`--only takes one or more of ${SECTIONS.join(', ')} (got ${onlyValue ?? 'nothing'})`)
+}
+const runs = (section: Section): boolean => only === undefined ? !args.has(`--no-${section}`) : only.includes(section)
 // Fewer rounds for big batches: a 1,000-record round of every workload is ~16,000 requests.
 const ROUNDS: Record<number, number> = quick ? { 10: 3, 100: 2, 1000: 1 } : { 10: 15, 100: 9, 1000: 3 }
 const SIZES = [10, 100, 1000]
@@ -71,21 +83,23 @@ const throughput = async (endpoint: string): Promise<Row[]> => {
 const find = (rows: Row[], implementation: string, workload: Workload, size: number): Row =>
   rows.find((r) => r.implementation === implementation && r.workload === workload && r.size === size) as Row
 
-const targets = (rows: Row[], bundles: BundleResult[], imports: Map<string, number[]>, timeouts: TimeoutRow[]): string => {
+const targets = (rows: Row[], bundles: BundleResult[], imports: Map<string, number[]>, timeouts: TimeoutRow[], transacts: TransactRow[]): string => {
   const lines: string[][] = []
   const check = (name: string, measured: number, limit: number, unit: string): void => {
     lines.push([name, `${fmt(measured, 3)}${unit}`, `≤ ${limit}${unit}`, measured <= limit ? 'PASS' : 'MISS'])
   }
-  // Requests per record are absolute figures for ours (not ratios), at every batch size.
-  for (const size of SIZES) {
-    check(`requests/record, all new, batch ${size} (ours, absolute)`, find(rows, 'ours', 'all new', size).requestsPerRecord, 2.0, '')
-    check(`requests/record, redelivered duplicates, batch ${size} (ours, absolute)`, find(rows, 'ours', 'all duplicates', size).requestsPerRecord, 0.1, '')
-    check(`requests/record, half and half, batch ${size} (ours, absolute)`, find(rows, 'ours', 'half and half', size).requestsPerRecord, 1.1, '')
+  if (rows.length > 0) {
+    // Requests per record are absolute figures for ours (not ratios), at every batch size.
+    for (const size of SIZES) {
+      check(`requests/record, all new, batch ${size} (ours, absolute)`, find(rows, 'ours', 'all new', size).requestsPerRecord, 2.0, '')
+      check(`requests/record, redelivered duplicates, batch ${size} (ours, absolute)`, find(rows, 'ours', 'all duplicates', size).requestsPerRecord, 0.1, '')
+      check(`requests/record, half and half, batch ${size} (ours, absolute)`, find(rows, 'ours', 'half and half', size).requestsPerRecord, 1.1, '')
+    }
+    const timeRatio = (workload: Workload): number => ratio(find(rows, 'ours', workload, 100).medianMs, find(rows, 'theirs', workload, 100).medianMs)
+    check('median batch time, all new, batch 100 (ours/theirs)', timeRatio('all new'), 1.0, '')
+    check('median batch time, redelivered duplicates, batch 100 (ours/theirs)', timeRatio('all duplicates'), 0.3, '')
+    check('median batch time, half and half, batch 100 (ours/theirs)', timeRatio('half and half'), 0.8, '')
   }
-  const timeRatio = (workload: Workload): number => ratio(find(rows, 'ours', workload, 100).medianMs, find(rows, 'theirs', workload, 100).medianMs)
-  check('median batch time, all new, batch 100 (ours/theirs)', timeRatio('all new'), 1.0, '')
-  check('median batch time, redelivered duplicates, batch 100 (ours/theirs)', timeRatio('all duplicates'), 0.3, '')
-  check('median batch time, half and half, batch 100 (ours/theirs)', timeRatio('half and half'), 0.8, '')
   const bundle = (impl: string): BundleResult | undefined => bundles.find((b) => b.implementation === impl)
   if (bundles.length === 2) {
     const bytes = ratio(bundle('ours')?.bytes ?? 0, bundle('theirs')?.bytes ?? 1)
@@ -97,7 +111,7 @@ const targets = (rows: Row[], bundles: BundleResult[], imports: Map<string, numb
   for (const t of timeouts.filter((x) => x.contender !== 'ours allSettled')) {
     check(`timeout in a batch of 10: finished records re-run (${t.contender}, absolute)`, t.finishedReRun, 0, '')
   }
-  lines.push(['transact one-request mode, requests and time on new records (ours/theirs), issue 10', 'not implemented yet', '≤ 0.5, ≤ 0.7', 'n/a'])
+  lines.push(...transactTargets(transacts))
   return table(['target', 'measured', 'wanted', ''], lines)
 }
 
@@ -107,6 +121,7 @@ const main = async (): Promise<void> => {
   say()
   say(`Machine at start: ${machine()}`)
   say(`Rounds per implementation (interleaved A/B, fresh tables each round, after one warm-up round of each workload at 100): ${SIZES.map((s) => `batch ${s}: ${ROUNDS[s]}`).join(', ')}${quick ? ' (--quick)' : ''}; transact workloads: ${SIZES.map((s) => `batch ${s}: ${TRANSACT_ROUNDS[s]}`).join(', ')}`)
+  if (only !== undefined) say(`Sections run (--only): ${only.join(', ')}`)
   say()
 
   let rows: Row[] = []
@@ -115,13 +130,13 @@ const main = async (): Promise<void> => {
   let transacts: TransactRow[] = []
   const ddb = await startDynamoDBLocal()
   try {
-    rows = await throughput(ddb.endpoint)
-    if (!args.has('--no-timeout')) {
+    if (runs('throughput')) rows = await throughput(ddb.endpoint)
+    if (runs('timeout')) {
       progress('timeout in a batch')
       timeouts = await timeoutInABatch(ddb.endpoint, TIMEOUT_ROUNDS)
     }
-    if (!args.has('--no-transact')) transacts = await transactWorkloads(ddb.endpoint, SIZES, TRANSACT_ROUNDS, progress)
-    if (!args.has('--no-memory')) {
+    if (runs('transact')) transacts = await transactWorkloads(ddb.endpoint, SIZES, TRANSACT_ROUNDS, progress)
+    if (runs('memory')) {
       progress(`${BIG_BATCH}-record batch in a child process`)
       memory = [await measureMemory(ddb.endpoint, BIG_BATCH, 'new', 50)]
       // Is the bound honoured by the bulk read of redeliveries too? A small bound makes it visible cheaply.
@@ -136,22 +151,24 @@ const main = async (): Promise<void> => {
     await ddb.stop()
   }
 
-  say('## Batches on DynamoDB Local')
-  say()
-  say(rowsTable(rows))
-  say()
-  say('req/rec counts every request attempt the SDK sent (retries included) in the timed batch only, divided by its records. ' +
-    'WCU/RCU are capacity units per record: as DynamoDB Local reported them (`ReturnConsumedCapacity: TOTAL` added to every command), ' +
-    'except where marked `*`: refused conditional writes come back without ConsumedCapacity, so those were computed by the documented rule ' +
-    '(at least 1 WCU per KB of the larger of the item sent and the item stored). Reads are strongly consistent: 1 RCU = 1 RRU per 4 KB item. ' +
-    'failed/batch: records reported in batchItemFailures (SQS retries them). ran/batch: calls of the business function.')
-  say()
-  say(`On-demand prices used: $${PRICES.writeRequestUnit} per million write request units, $${PRICES.readRequestUnit} per million read request units — ${PRICES.source}.`)
-  say()
-  say('### Ratios ours / theirs (below 1: ours is lower)')
-  say()
-  say(ratiosTable(rows))
-  say()
+  if (rows.length > 0) {
+    say('## Batches on DynamoDB Local')
+    say()
+    say(rowsTable(rows))
+    say()
+    say('req/rec counts every request attempt the SDK sent (retries included) in the timed batch only, divided by its records. ' +
+      'WCU/RCU are capacity units per record: as DynamoDB Local reported them (`ReturnConsumedCapacity: TOTAL` added to every command), ' +
+      'except where marked `*`: refused conditional writes come back without ConsumedCapacity, so those were computed by the documented rule ' +
+      '(at least 1 WCU per KB of the larger of the item sent and the item stored). Reads are strongly consistent: 1 RCU = 1 RRU per 4 KB item. ' +
+      'failed/batch: records reported in batchItemFailures (SQS retries them). ran/batch: calls of the business function.')
+    say()
+    say(`On-demand prices used: $${PRICES.writeRequestUnit} per million write request units, $${PRICES.readRequestUnit} per million read request units — ${PRICES.source}.`)
+    say()
+    say('### Ratios ours / theirs (below 1: ours is lower)')
+    say()
+    say(ratiosTable(rows))
+    say()
+  }
 
   if (timeouts.length > 0) {
     say('## Timeout in a batch')
@@ -189,14 +206,14 @@ const main = async (): Promise<void> => {
 
   let bundles: BundleResult[] = []
   let imports = new Map<string, number[]>()
-  if (!args.has('--no-bundle')) {
+  if (runs('bundle')) {
     progress('bundling and cold imports')
     ;({ bundles, imports } = await bundleSection(COLD_IMPORTS, say))
   }
 
   say('## Targets')
   say()
-  say(targets(rows, bundles, imports, timeouts))
+  say(targets(rows, bundles, imports, timeouts, transacts))
   say()
   say(`Machine at end: ${machine()}. Total ${fmt((Date.now() - started) / 1000, 0)} s.`)
 

@@ -3,6 +3,9 @@
  * effect is the same DynamoDB write: its order, put into an orders table.
  * - `ours transact`: `perRecord` + `transact`: one PutItem claim, then one TransactWriteItems
  *   holding the order and the record's fenced completion.
+ * - `ours one-request`: the same handler under `effects: 'transact-only'` (issue 10 item 1): no
+ *   claim; one TransactWriteItems holding the order and a put of the COMPLETED record,
+ *   conditioned as the claim is.
  * - `seed pattern`: no library, what one writes by hand (seed 003): one TransactWriteItems of
  *   the order and an idempotency marker put with `attribute_not_exists`. A cancellation by
  *   the marker means "already done".
@@ -20,8 +23,8 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { DynamoDBStore, idempotency, perRecord } from '../../src/index.js'
 import { workCounter } from './work.js'
 
-export type TransactContender = 'ours transact' | 'seed pattern' | 'theirs'
-export const TRANSACT_CONTENDERS: TransactContender[] = ['ours transact', 'seed pattern', 'theirs']
+export type TransactContender = 'ours transact' | 'ours one-request' | 'seed pattern' | 'theirs'
+export const TRANSACT_CONTENDERS: TransactContender[] = ['ours transact', 'ours one-request', 'seed pattern', 'theirs']
 
 export type Invoke = (event: SQSEvent, context: Context) => Promise<unknown>
 
@@ -74,9 +77,13 @@ export const createTransactConsumer = (contender: TransactContender, setup: Tran
   const { client, idempotencyTable, ordersTable } = setup
   switch (contender) {
     case 'ours transact':
+    case 'ours one-request':
       return middy<SQSEvent>()
         .use(sqsPartialBatchFailure({ logger: false as never }))
-        .use(idempotency({ store: new DynamoDBStore({ tableName: idempotencyTable, client }) }))
+        .use(idempotency({
+          store: new DynamoDBStore({ tableName: idempotencyTable, client }),
+          ...(contender === 'ours one-request' ? { effects: 'transact-only' as const } : {})
+        }))
         .handler(perRecord(async (record: SQSRecord, { transact }) => {
           const order = orderOf(record)
           transact({ Put: { TableName: ordersTable, Item: order } })

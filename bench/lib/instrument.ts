@@ -18,11 +18,16 @@ export interface Meter {
   computed: { read: number, write: number }
   /** Which operations had to be computed, and how many times. */
   computedOps: Record<string, number>
+  /**
+   * Failed writes whose capacity is neither reported nor computed here, by operation: a
+   * cancelled transaction (TransactionCanceledException carries no ConsumedCapacity).
+   */
+  unreportedOps: Record<string, number>
 }
 
 const READS = new Set(['GetItem', 'BatchGetItem', 'Query', 'Scan'])
 
-export const newMeter = (): Meter => ({ attempts: {}, inFlight: 0, maxInFlight: 0, reported: { read: 0, write: 0 }, computed: { read: 0, write: 0 }, computedOps: {} })
+export const newMeter = (): Meter => ({ attempts: {}, inFlight: 0, maxInFlight: 0, reported: { read: 0, write: 0 }, computed: { read: 0, write: 0 }, computedOps: {}, unreportedOps: {} })
 
 export const resetMeter = (meter: Meter): void => { Object.assign(meter, newMeter()) }
 
@@ -59,6 +64,8 @@ export const instrument = (client: DynamoDBClient): Meter => {
         const existing = (error as { Item?: Record<string, AttributeValue> }).Item
         meter.computed.write += capacityOfFailedWrite(input.Item as Record<string, AttributeValue> | undefined, existing)
         meter.computedOps[operation] = (meter.computedOps[operation] ?? 0) + 1
+      } else if ((error as { name?: string }).name === 'TransactionCanceledException') {
+        meter.unreportedOps[operation] = (meter.unreportedOps[operation] ?? 0) + 1
       }
       throw error
     }
