@@ -12,7 +12,29 @@ import type { SqsQueue } from './sqs-simulator.js'
  */
 export type DuplicateCause = 'crash-between-effect-and-completion' | 'completion-fault' | 'lease-taken-over' | 'unexplained'
 
-export interface DuplicateEffect { paymentId: string, effect: Effect, cause: DuplicateCause, after: Effect }
+/**
+ * Which window a duplicate went through (issue 7). A duplicate follows an earlier effect E
+ * of record K by invocation O, whose completion of K was never acknowledged. It is inside
+ * **K's own window** when, at the moment O stopped (died, was killed, or gave up on the
+ * completion), K itself was still between its effect and its acknowledgement: K's work was
+ * still running, or K's completion request had been sent. It is **anything else** when K's
+ * work had ended and its completion had not been sent (K was waiting for the rest of its
+ * batch: the batch-wide window that per-record settlement closes), and for every cause that
+ * is no window at all (a lease taken over, an unexplained duplicate).
+ * A completion fault is always K's own window: its completion was sent and failed.
+ */
+export type DuplicateWindow = 'own-record' | 'other'
+
+export interface DuplicateEffect { paymentId: string, effect: Effect, cause: DuplicateCause, window: DuplicateWindow, after: Effect }
+
+const windowOf = (cause: DuplicateCause, owner: Invocation, key: string): DuplicateWindow => {
+  switch (cause) {
+    case 'completion-fault': return 'own-record'
+    case 'crash-between-effect-and-completion':
+      return owner.workDone.has(key) && !owner.completionSent.has(key) ? 'other' : 'own-record'
+    default: return 'other'
+  }
+}
 
 /** Why an IN_PROGRESS record is still there once the queue is drained. */
 export type LeftoverCause = 'crashed-owner' | 'settle-fault' | 'completion-fault' | 'claim-answer-lost' | 'unexplained'
@@ -90,14 +112,14 @@ export const audit = (input: {
         const cause: DuplicateCause | undefined = owner.dead
           ? 'crash-between-effect-and-completion'
           : owner.completionFaults.has(key) ? 'completion-fault' : owner.fencedOut.has(key) ? 'lease-taken-over' : undefined
-        if (cause !== undefined) found = { paymentId, effect, cause, after: before }
+        if (cause !== undefined) found = { paymentId, effect, cause, window: windowOf(cause, owner, key), after: before }
       }
       // Or this effect came from an owner whose lease another host had already taken (clock skew):
       // it charged, then its completion was refused by the fence.
       if (found === undefined && (invocations.get(effect.invocationId) as Invocation).fencedOut.has(key)) {
-        found = { paymentId, effect, cause: 'lease-taken-over', after: effects[i - 1] as Effect }
+        found = { paymentId, effect, cause: 'lease-taken-over', window: 'other', after: effects[i - 1] as Effect }
       }
-      duplicateEffects.push(found ?? { paymentId, effect, cause: 'unexplained', after: effects[i - 1] as Effect })
+      duplicateEffects.push(found ?? { paymentId, effect, cause: 'unexplained', window: 'other', after: effects[i - 1] as Effect })
     }
   }
 

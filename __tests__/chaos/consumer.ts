@@ -4,6 +4,7 @@ import type middy6 from '@middy/core'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
 import { localClientConfig } from '../../scripts/dynamodb-local.mjs'
 import { DynamoDBStore, idempotency, type IdempotencyOptions } from '../../src/index.js'
+import { storedKey } from '../../src/lifecycle/key.js'
 import { sqsPartialBatchFailure } from '../support/middy.js'
 import { lambdaContext } from '../support/sqs.js'
 import { injectFaults, type FaultCounters, type FaultSettings } from './dynamodb-faults.js'
@@ -103,6 +104,8 @@ export class Consumer {
       } else {
         try {
           charge(record, invocation)
+          // From here its completion is due; it waits for the rest of the batch before it is sent.
+          invocation.workDone.add(storedKey(NAMESPACE, JSON.parse(record.body).paymentId))
           results.push({ status: 'fulfilled', value: { charged: JSON.parse(record.body).paymentId } })
         } catch (error) {
           if (group !== undefined) stopped.add(group)

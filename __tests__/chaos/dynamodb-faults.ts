@@ -127,6 +127,7 @@ export const injectFaults = (client: DynamoDBClient, current: () => Invocation |
     if (invocation === undefined || step === undefined) return await next(args)
     ;(context as Command).chaosInvocation = invocation
     const key = keyOf(step, input)
+    if (step === 'complete') invocation.completionSent.add(key)
     try {
       const output = await next(args)
       if (step === 'complete') invocation.completed.add(key)

@@ -51,6 +51,10 @@ export class Invocation {
   crashPhase?: CrashPhase
   /** Stored keys this invocation claimed, with their lease token (for the lock audit). */
   readonly claimed = new Map<string, string>()
+  /** Stored keys whose record's work had ended with a result (the effect was applied): its completion was due. */
+  readonly workDone = new Set<string>()
+  /** Stored keys whose completion request had left the handler (sent, or about to be), acknowledged or not. */
+  readonly completionSent = new Set<string>()
   /** Stored keys whose completion the store acknowledged. */
   readonly completed = new Set<string>()
   /** Stored keys whose completion failed after the SDK's retries (the physical limit). */

@@ -10,7 +10,7 @@
  */
 import { startDynamoDBLocal } from '../../scripts/dynamodb-local.mjs'
 import { profiles, type Profile } from './configs.js'
-import { accumulate, describeRun, describeTotals, emptyTotals } from './report.js'
+import { accumulate, describeProfile, describeRun, describeTotals, emptyTotals, type ChaosTotals } from './report.js'
 import { runChaos } from './scenario.js'
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true'
@@ -44,17 +44,21 @@ const main = async (): Promise<number> => {
   const local = await startDynamoDBLocal()
   process.env.DYNAMODB_ENDPOINT = local.endpoint
   const totals = emptyTotals()
+  const byProfile = new Map<string, ChaosTotals>()
   const started = Date.now()
   try {
     for (const [profile, seed] of runs) {
       const report = await runChaos(profiles[profile](seed, payments, local.endpoint))
       accumulate(totals, report)
+      if (!byProfile.has(profile)) byProfile.set(profile, emptyTotals())
+      accumulate(byProfile.get(profile) as ChaosTotals, report)
       console.log(describeRun(report))
     }
   } finally {
     await local.stop()
   }
   console.log(`\nchaos: ${runs.length} runs in ${((Date.now() - started) / 1000).toFixed(1)} s\n${describeTotals(totals)}`)
+  console.log(`\nby profile:\n${[...byProfile].map(([profile, t]) => describeProfile(profile, t)).join('\n')}`)
   return totals.failedSeeds.length === 0 ? 0 : 1
 }
 
