@@ -15,6 +15,8 @@ export interface ChaosTotals extends Pick<ChaosReport, Summed> {
   leftoverLocks: Record<string, number>
   deadLettered: number
   orderViolations: number
+  completionsUndone: number
+  refusedCommits: Record<string, number>
   failedSeeds: string[]
 }
 
@@ -25,7 +27,7 @@ const add = (into: Record<string, number>, from: Record<string, number>): void =
 export const emptyTotals = (): ChaosTotals => ({
   runs: 0, messages: 0, producerDuplicates: 0, deliveries: 0, invocations: 0, lostAcks: 0, handlerThrows: 0, transientFailures: 0,
   crashes: {}, faultsInjected: {}, faultsSurfaced: {}, effects: 0, duplicateEffects: {}, duplicateWindows: { 'own-record': 0, other: 0 }, lost: 0, liveLocks: 0, leftoverLocks: {},
-  deadLettered: 0, orderViolations: 0, failedSeeds: []
+  deadLettered: 0, orderViolations: 0, completionsUndone: 0, refusedCommits: {}, failedSeeds: []
 })
 
 export const accumulate = (totals: ChaosTotals, report: ChaosReport): void => {
@@ -50,6 +52,8 @@ export const accumulate = (totals: ChaosTotals, report: ChaosReport): void => {
   for (const l of report.leftoverLocks) add(totals.leftoverLocks, { [l.cause]: 1 })
   totals.deadLettered += report.deadLettered
   totals.orderViolations += report.orderViolations.length
+  totals.completionsUndone += report.completionsUndone.length
+  add(totals.refusedCommits, report.refusedCommits)
   if (report.violations.length > 0) totals.failedSeeds.push(`${report.profile} ${report.seed}`)
 }
 
@@ -89,6 +93,8 @@ export const describeTotals = (t: ChaosTotals): string => {
     `lapsed locks left:         ${sum(t.leftoverLocks)} (${list(t.leftoverLocks)})`,
     `dead-lettered:             ${t.deadLettered}`,
     `FIFO order violations:     ${t.orderViolations}`,
+    `COMPLETED then undone:     ${t.completionsUndone}`,
+    `transact commits refused:  ${sum(t.refusedCommits)} (${list(t.refusedCommits)})`,
     `seeds with violations:     ${t.failedSeeds.length === 0 ? 'none' : t.failedSeeds.join(', ')}`
   ].join('\n')
 }
