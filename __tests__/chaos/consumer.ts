@@ -126,9 +126,9 @@ export class Consumer {
       await invocation.park(clock.now() + fate.slowRecordMs, 'timeout-mid-batch')
     }
     await charge(record, invocation, transact)
-    // From here its completion is due: perRecord sends it as soon as this function returns.
-    invocation.workDone.add(keyOf(record))
     if (slow && fate.tailMs > 0) await invocation.park(clock.now() + fate.tailMs, 'timeout-after-effects')
+    // Its work has ended: from here its completion is due, and perRecord sends it at once.
+    invocation.workDone.add(keyOf(record))
     return { charged: (JSON.parse(record.body) as { paymentId: string }).paymentId }
   }
 }
