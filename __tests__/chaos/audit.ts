@@ -116,7 +116,7 @@ export const audit = (input: {
 
   const statusOf = new Map(items.map((item) => [String(item.idempotencyKey), item.status]))
   const completionsUndone = [...new Set([...invocations.values()].flatMap((i) => [...i.completed]))].filter((key) => statusOf.get(key) !== 'COMPLETED')
-  const refusedCommits = tally([...invocations.values()].flatMap((i) => [...i.transactRefused.values()])
+  const refusedCommits = tally([...invocations.values()].flatMap((i) => [...i.transactRefused.values()].map((r) => r.reason))
     .reduce((m, reason) => m.set(reason, (m.get(reason) ?? 0) + 1), new Map<string, number>()))
 
   const violations: string[] = []

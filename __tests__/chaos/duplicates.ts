@@ -63,12 +63,12 @@ export const findDuplicates = (ledger: Ledger, invocations: ReadonlyMap<string, 
     }
   }
   for (const invocation of invocations.values()) {
-    for (const [key, reason] of invocation.transactRefused) {
+    for (const [key, { reason, messageId }] of invocation.transactRefused) {
       // Entry 0 is the payment's Put: refused because the payment was already applied.
       if (!reason.startsWith('entry 0 ConditionalCheckFailed')) continue
       const paymentId = [...ledger.byPayment.keys()].find((p) => keyOf(p) === key) ?? key
       const first = ledger.byPayment.get(paymentId)?.[0]
-      const attempt: Effect = { paymentId, messageId: 'unknown', sequence: -1, invocationId: invocation.id, consumerId: invocation.consumerId, at: -1 }
+      const attempt: Effect = { paymentId, messageId: messageId ?? 'unknown', sequence: -1, invocationId: invocation.id, consumerId: invocation.consumerId, at: -1 }
       duplicateEffects.push({ paymentId, effect: attempt, cause: 'refused-by-condition', window: 'other', after: first ?? attempt })
     }
   }

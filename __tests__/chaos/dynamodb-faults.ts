@@ -163,7 +163,7 @@ export const injectFaults = (client: DynamoDBClient, current: () => Invocation |
       if (cancelled !== undefined) {
         // Read as the core reads it: its own COMPLETED record (a retried commit meeting
         // itself) is a success, another token a lost lease, anything else the user's refusal.
-        if ('refused' in cancelled) invocation.transactRefused.set(key, cancelled.refused)
+        if ('refused' in cancelled) invocation.transactRefused.set(key, { reason: cancelled.refused, messageId: text(input.TransactItems?.[0]?.Put?.Item?.messageId) })
         else if (cancelled.fence === 'ours') invocation.completed.add(key)
         else invocation.fencedOut.add(key)
       } else if ((error as Error).name === 'ConditionalCheckFailedException') {

@@ -71,8 +71,8 @@ export class Invocation {
   readonly settleFaults = new Set<string>()
   /** Stored keys whose claim answer was lost after the write reached the table. */
   readonly claimAnswersLost = new Set<string>()
-  /** Stored keys whose commit one of the user's `transact` conditions refused, by the code of the refusal. */
-  readonly transactRefused = new Map<string, string>()
+  /** Stored keys whose commit one of the user's `transact` conditions refused: which entry and code, and the message's id. */
+  readonly transactRefused = new Map<string, { reason: string, messageId?: string }>()
   /** Stored keys whose settling request (complete, commit, fail, release) has answered, whatever the answer. */
   readonly settled = new Set<string>()
 
