@@ -1,6 +1,7 @@
 import type { SQSRecord } from 'aws-lambda'
 import type { Charge } from './consumer.js'
 import type { Rates } from './fates.js'
+import type { Invocation } from './invocation.js'
 import type { Ledger } from './ledger.js'
 import type { OrdersTable } from './orders.js'
 import { streamFor } from './prng.js'
@@ -32,10 +33,13 @@ const paymentOf = (m: QueuedMessage): string => (JSON.parse(m.body) as { payment
  */
 export const gateway = (g: Gateway): Charge => {
   const { seed, rates, ledger, orders } = g
-  /** Known applied, or (transact) found in the table: a commit whose answer was lost still counts. */
-  const applied = async (paymentId: string): Promise<boolean> => {
+  /**
+   * Known applied, or (transact) found in the table: a commit whose answer was lost still counts.
+   * The read goes through the invocation, so that a process that died meanwhile goes no further.
+   */
+  const applied = async (paymentId: string, invocation: Invocation): Promise<boolean> => {
     if (ledger.applied(paymentId)) return true
-    if (orders === undefined || !await orders.applied(paymentId)) return false
+    if (orders === undefined || !await invocation.request(async () => await orders.applied(paymentId))) return false
     ledger.markApplied(paymentId)
     return true
   }
@@ -50,7 +54,7 @@ export const gateway = (g: Gateway): Charge => {
     if (message.groupId !== undefined) {
       const overtaken: string[] = []
       for (const m of g.groups.get(message.groupId) ?? []) {
-        if (m.sequence < message.sequence && m.state !== 'dead-lettered' && !await applied(paymentOf(m))) overtaken.push(m.messageId)
+        if (m.sequence < message.sequence && m.state !== 'dead-lettered' && !await applied(paymentOf(m), invocation)) overtaken.push(m.messageId)
       }
       if (overtaken.length > 0) ledger.orderViolations.push({ paymentId, messageId: message.messageId, groupId: message.groupId, overtaken })
     }
