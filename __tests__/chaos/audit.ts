@@ -2,17 +2,13 @@ import { storedKey } from '../../src/lifecycle/key.js'
 import { NAMESPACE, type Consumer } from './consumer.js'
 import type { FaultCounters } from './dynamodb-faults.js'
 import type { Invocation } from './invocation.js'
-import type { Effect, Ledger, OrderViolation } from './ledger.js'
+import { findDuplicates, type DuplicateEffect } from './duplicates.js'
+import type { Ledger, OrderViolation } from './ledger.js'
+import type { OrdersAudit } from './orders.js'
 import type { ChaosConfig, RunStats } from './scenario.js'
 import type { SqsQueue } from './sqs-simulator.js'
 
-/**
- * Why a payment took effect again. The first two are the physical limit of any
- * idempotency layer: the effect happened, and the proof of it never reached the store.
- */
-export type DuplicateCause = 'crash-between-effect-and-completion' | 'completion-fault' | 'lease-taken-over' | 'unexplained'
-
-export interface DuplicateEffect { paymentId: string, effect: Effect, cause: DuplicateCause, after: Effect }
+export type { DuplicateCause, DuplicateEffect, DuplicateWindow } from './duplicates.js'
 
 /** Why an IN_PROGRESS record is still there once the queue is drained. */
 export type LeftoverCause = 'crashed-owner' | 'settle-fault' | 'completion-fault' | 'claim-answer-lost' | 'unexplained'
@@ -44,6 +40,10 @@ export interface ChaosReport {
   deadLettered: number
   leftoverLocks: LeftoverLock[]
   orderViolations: OrderViolation[]
+  /** Keys whose completion the store acknowledged, yet not COMPLETED in the table at the end. */
+  completionsUndone: string[]
+  /** Commits refused by one of the user's `transact` conditions, by entry and code (transact profile). */
+  refusedCommits: Record<string, number>
   virtualMs: number
   stuck: boolean
   /** Every broken invariant, in words. Empty when the run is clean. */
@@ -60,7 +60,12 @@ const tally = <K extends string>(entries: Iterable<[K, number]>): Record<string,
  * - no message is lost: each was charged, or dead-lettered; the queue drains;
  * - no lock outlives its owner: past every deadline no IN_PROGRESS lease is live, and
  *   each one left behind belongs to an owner that crashed or could not settle it;
- * - FIFO: a message takes effect only after every earlier message of its group did (or was dead-lettered).
+ * - FIFO: a message takes effect only after every earlier message of its group did (or was dead-lettered);
+ * - per-record settlement (DESIGN §3.8): every duplicate went through its own record's window
+ *   (none through a batch-wide one), and a record acknowledged COMPLETED stays COMPLETED,
+ *   whatever later became of its invocation (a crash or a timeout in the middle of its batch);
+ * - transact profile (DESIGN §3.9): no duplicate at all, and every transaction whole (the
+ *   accounts' counters and balances add up to the payments in the table).
  */
 export const audit = (input: {
   config: ChaosConfig
@@ -72,34 +77,13 @@ export const audit = (input: {
   items: Array<Record<string, unknown>>
   counters: FaultCounters
   now: number
+  /** The orders table read back, in the transact profile. */
+  orders?: OrdersAudit
 }): ChaosReport => {
-  const { config, stats, queue, ledger, invocations, consumers, items, counters, now } = input
+  const { config, stats, queue, ledger, invocations, consumers, items, counters, now, orders } = input
   const keyOf = (paymentId: string): string => storedKey(NAMESPACE, paymentId)
 
-  const duplicateEffects: DuplicateEffect[] = []
-  for (const [paymentId, effects] of ledger.byPayment) {
-    const key = keyOf(paymentId)
-    for (let i = 1; i < effects.length; i++) {
-      const effect = effects[i] as Effect
-      let found: DuplicateEffect | undefined
-      // The nearest earlier effect whose completion never made it to the store explains this one.
-      for (let j = i - 1; j >= 0 && found === undefined; j--) {
-        const before = effects[j] as Effect
-        const owner = invocations.get(before.invocationId) as Invocation
-        if (owner.completed.has(key)) continue
-        const cause: DuplicateCause | undefined = owner.dead
-          ? 'crash-between-effect-and-completion'
-          : owner.completionFaults.has(key) ? 'completion-fault' : owner.fencedOut.has(key) ? 'lease-taken-over' : undefined
-        if (cause !== undefined) found = { paymentId, effect, cause, after: before }
-      }
-      // Or this effect came from an owner whose lease another host had already taken (clock skew):
-      // it charged, then its completion was refused by the fence.
-      if (found === undefined && (invocations.get(effect.invocationId) as Invocation).fencedOut.has(key)) {
-        found = { paymentId, effect, cause: 'lease-taken-over', after: effects[i - 1] as Effect }
-      }
-      duplicateEffects.push(found ?? { paymentId, effect, cause: 'unexplained', after: effects[i - 1] as Effect })
-    }
-  }
+  const duplicateEffects = findDuplicates(ledger, invocations, keyOf)
 
   const paymentOf = (body: string): string => (JSON.parse(body) as { paymentId: string }).paymentId
   const lost = queue.messages.filter((m) => m.state === 'deleted' && !ledger.applied(paymentOf(m.body))).map((m) => m.messageId)
@@ -130,10 +114,19 @@ export const audit = (input: {
     }
   })
 
+  const statusOf = new Map(items.map((item) => [String(item.idempotencyKey), item.status]))
+  const completionsUndone = [...new Set([...invocations.values()].flatMap((i) => [...i.completed]))].filter((key) => statusOf.get(key) !== 'COMPLETED')
+  const refusedCommits = tally([...invocations.values()].flatMap((i) => [...i.transactRefused.values()].map((r) => r.reason))
+    .reduce((m, reason) => m.set(reason, (m.get(reason) ?? 0) + 1), new Map<string, number>()))
+
   const violations: string[] = []
-  const unexplained = duplicateEffects.filter((d) => d.cause === 'unexplained' || d.cause === 'lease-taken-over')
-  for (const d of unexplained) {
-    violations.push(`payment ${d.paymentId} charged again by ${d.effect.invocationId} (message ${d.effect.messageId}) after ${d.after.invocationId} (message ${d.after.messageId}): ${d.cause}`)
+  const forbidden = duplicateEffects.filter((d) => d.window === 'other' || orders !== undefined)
+  for (const d of forbidden) {
+    violations.push(`payment ${d.paymentId} charged again by ${d.effect.invocationId} (message ${d.effect.messageId}) after ${d.after.invocationId} (message ${d.after.messageId}): ${d.cause}, ${d.window === 'other' ? 'not inside its record\'s own window' : 'in the transact profile'}`)
+  }
+  for (const key of completionsUndone) violations.push(`${key} was acknowledged COMPLETED but is ${String(statusOf.get(key) ?? 'absent')} at the end`)
+  if (orders !== undefined && (orders.accountPayments !== orders.effects.length || orders.accountBalance !== orders.paymentAmounts)) {
+    violations.push(`a transaction was not whole: accounts count ${orders.accountPayments} payments of ${orders.accountBalance} in all, the table holds ${orders.effects.length} payments of ${orders.paymentAmounts}`)
   }
   if (lost.length > 0) violations.push(`${lost.length} message(s) deleted from the queue without their payment taking effect: ${lost.slice(0, 10).join(', ')}`)
   if (stats.stuck || notDrained.length > 0) violations.push(`the queue did not drain within ${config.maxVirtualMs} ms of virtual time: ${notDrained.slice(0, 10).join(', ')}`)
@@ -169,6 +162,8 @@ export const audit = (input: {
     deadLettered: queue.deadLetters.length,
     leftoverLocks,
     orderViolations: ledger.orderViolations,
+    completionsUndone,
+    refusedCommits,
     virtualMs: stats.virtualMs,
     stuck: stats.stuck,
     violations

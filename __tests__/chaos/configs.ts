@@ -25,6 +25,7 @@ export const configFor = (seed: number, payments: number, endpoint: string, over
   return {
     seed,
     profile: 'standard',
+    effects: 'ledger',
     payments,
     fifo,
     groups: Math.max(2, Math.floor(payments / 25)),
@@ -60,5 +61,15 @@ export const contentionConfigFor = (seed: number, payments: number, endpoint: st
   rates: { ...defaultRates, producerDuplicate: 0.6, slow: 0.4 }
 })
 
-export const profiles = { standard: configFor, contention: contentionConfigFor } as const
+/**
+ * Transact: the standard runs, but a payment's effect is `transact` writes (the payment's Put
+ * and its account's balance) committed with the record's completion: no window at all, so
+ * not one duplicate effect may appear, whatever crashes and faults hit the commit.
+ */
+export const transactConfigFor = (seed: number, payments: number, endpoint: string): ChaosConfig => configFor(seed, payments, endpoint, {
+  profile: 'transact',
+  effects: 'transact'
+})
+
+export const profiles = { standard: configFor, contention: contentionConfigFor, transact: transactConfigFor } as const
 export type Profile = keyof typeof profiles

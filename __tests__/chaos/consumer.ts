@@ -1,9 +1,10 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import { ConfiguredRetryStrategy } from '@smithy/core/retry'
 import type middy6 from '@middy/core'
-import type { SQSEvent, SQSRecord } from 'aws-lambda'
+import type { Context, SQSEvent, SQSRecord } from 'aws-lambda'
 import { localClientConfig } from '../../scripts/dynamodb-local.mjs'
-import { DynamoDBStore, idempotency, type IdempotencyOptions } from '../../src/index.js'
+import { DynamoDBStore, idempotency, perRecord, type IdempotencyOptions, type PerRecordHandler, type RecordTools } from '../../src/index.js'
+import { storedKey } from '../../src/lifecycle/key.js'
 import { sqsPartialBatchFailure } from '../support/middy.js'
 import { lambdaContext } from '../support/sqs.js'
 import { injectFaults, type FaultCounters, type FaultSettings } from './dynamodb-faults.js'
@@ -13,8 +14,13 @@ import type { VirtualClock } from './virtual-clock.js'
 /** The idempotency namespace of the simulated function (the audit maps payments to stored keys with it). */
 export const NAMESPACE = 'payments-consumer'
 
-/** The business logic: charges the ledger, or throws (transient or permanent failure). */
-export type Charge = (record: SQSRecord, invocation: Invocation) => void
+/**
+ * The business logic of one record: charges the ledger, or queues the payment's writes with
+ * `transact` (the transact profile), or throws (transient or permanent failure).
+ */
+export type Charge = (record: SQSRecord, invocation: Invocation, transact: RecordTools['transact']) => Promise<void>
+
+const keyOf = (record: SQSRecord): string => storedKey(NAMESPACE, (JSON.parse(record.body) as { paymentId: string }).paymentId)
 
 export interface ConsumerSetup {
   id: string
@@ -42,6 +48,8 @@ export class Consumer {
   readonly #setup: ConsumerSetup
   readonly #client: DynamoDBClient
   #handler!: (event: SQSEvent, context: ReturnType<typeof lambdaContext>) => Promise<unknown>
+  /** The records handed to the function by the current invocation (the ones it claimed). */
+  #running: SQSRecord[] = []
 
   constructor (setup: ConsumerSetup) {
     this.id = setup.id
@@ -57,13 +65,15 @@ export class Consumer {
   }
 
   coldStart (): void {
-    const { middy, options, clock, tableName, charge } = this.#setup
+    const { middy, options, clock, tableName } = this.#setup
     const store = new DynamoDBStore({ tableName, client: this.#client })
-    // timeoutEarlyInMillis 0: Middy's early timeout is a real-time timer, and Lambda's deadline is virtual here.
+    const records = perRecord(async (record: SQSRecord, tools: RecordTools) => await this.#record(record, tools))
+    // timeoutEarlyInMillis 0: Middy's early timeout is a real-time timer, and Lambda's deadline is
+    // virtual here: the simulator kills an invocation past its deadline instead.
     this.#handler = middy<SQSEvent>({ timeoutEarlyInMillis: 0 })
       .use(sqsPartialBatchFailure({ logger: false as never }))
       .use(idempotency({ ...options, store, now: clock.skewed(this.offsetMs) }))
-      .handler(async (event) => await this.#work(event, charge)) as never
+      .handler(async (event: SQSEvent, context: Context, middyOptions: { signal: AbortSignal }) => await this.#batch(event, context, middyOptions, records)) as never
   }
 
   /** Hands a delivered batch to the function; the scheduler then drives `invocation`. */
@@ -83,36 +93,42 @@ export class Consumer {
   }
 
   /**
-   * The handler: works a while in virtual time, charges each record, answers one settled
-   * result per record. On a FIFO queue it stops a group at its first failure, as a FIFO
-   * consumer must (the later records of the group are reported failed, not run).
+   * The handler: works a while in virtual time, then hands the records to `perRecord`, which
+   * settles each one when its own work ends (and, on a FIFO queue, stops a group at its first
+   * failure). The fate's crashes strike before the batch, after it, or — from the fault layer —
+   * once some records are COMPLETED and the others are still in flight.
    */
-  async #work (event: SQSEvent, charge: Charge): Promise<Array<PromiseSettledResult<unknown>>> {
+  async #batch (event: SQSEvent, context: Context, options: { signal: AbortSignal }, records: PerRecordHandler<SQSRecord, unknown>): Promise<unknown> {
     const invocation = this.current as Invocation
     const { fate } = invocation
     const { clock } = this.#setup
     if (fate.crash === 'after-claim') await invocation.crash('after-claim')
     if (fate.throwAtEntry) throw new Error('the handler failed before any effect (injected)')
-    await invocation.park(clock.now() + fate.workMs)
-    const stopped = new Set<string>()
-    const results: Array<PromiseSettledResult<unknown>> = []
-    for (const [index, record] of event.Records.entries()) {
-      const group = record.attributes.MessageGroupId
-      if (group !== undefined && stopped.has(group)) {
-        results.push({ status: 'rejected', reason: new Error(`held back behind a failure in group ${group}`) })
-      } else {
-        try {
-          charge(record, invocation)
-          results.push({ status: 'fulfilled', value: { charged: JSON.parse(record.body).paymentId } })
-        } catch (error) {
-          if (group !== undefined) stopped.add(group)
-          results.push({ status: 'rejected', reason: error })
-        }
-      }
-      if (fate.crash === 'mid-effects' && index + 1 === fate.crashAfterRecords) await invocation.crash('mid-effects')
-    }
-    if (fate.tailMs > 0) await invocation.park(clock.now() + fate.tailMs)
-    if (fate.crash === 'after-effects' || fate.crash === 'mid-effects') await invocation.crash('after-effects')
+    await invocation.park(clock.now() + fate.workMs, 'timeout-before-effects')
+    this.#running = event.Records
+    const results = await records(event, context, options)
+    if (fate.crash === 'after-effects' || fate.crash === 'mid-batch') await invocation.crash('after-effects')
     return results
+  }
+
+  /**
+   * One record. The batch's last record is the slow one when the fate says so: it waits until
+   * every other record has settled (so nothing else is under way while virtual time moves),
+   * then works past its neighbours, maybe past the deadline: a timeout in the middle of a batch.
+   */
+  async #record (record: SQSRecord, { transact }: RecordTools): Promise<unknown> {
+    const invocation = this.current as Invocation
+    const { fate } = invocation
+    const { clock, charge } = this.#setup
+    const slow = fate.slowRecordMs > 0 && record === this.#running[this.#running.length - 1]
+    if (slow) {
+      await invocation.allSettled(this.#running.filter((r) => r !== record).map(keyOf))
+      await invocation.park(clock.now() + fate.slowRecordMs, 'timeout-mid-batch')
+    }
+    await charge(record, invocation, transact)
+    if (slow && fate.tailMs > 0) await invocation.park(clock.now() + fate.tailMs, 'timeout-after-effects')
+    // Its work has ended: from here its completion is due, and perRecord sends it at once.
+    invocation.workDone.add(keyOf(record))
+    return { charged: (JSON.parse(record.body) as { paymentId: string }).paymentId }
   }
 }

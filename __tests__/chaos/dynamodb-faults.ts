@@ -2,7 +2,11 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import type { Invocation } from './invocation.js'
 import { streamFor } from './prng.js'
 
-/** The store step a DynamoDB request belongs to, read off the command (DESIGN §2). */
+/**
+ * The store step a DynamoDB request belongs to, read off the command (DESIGN §2). A
+ * `TransactWriteItems` is the completion of a record whose work queued `transact` writes
+ * (DESIGN §3.9): it is the 'complete' step, and meets the completion's faults and crashes.
+ */
 export type StoreStep = 'claim' | 'complete' | 'fail' | 'release' | 'read'
 
 /** What DynamoDB Local cannot do by itself, so it is injected. */
@@ -37,14 +41,34 @@ const stepOf = (commandName: string | undefined, input: Record<string, any>): St
     case 'DeleteItemCommand': return 'release'
     case 'BatchGetItemCommand': return 'read'
     case 'UpdateItemCommand': return input.ExpressionAttributeValues?.[':status']?.S === 'COMPLETED' ? 'complete' : 'fail'
+    case 'TransactWriteItemsCommand': return 'complete'
     default: return undefined
   }
 }
 
+/** The completion is the last entry of a commit (the user's writes come first). */
+const completionOf = (input: Record<string, any>): Record<string, any> | undefined => input.TransactItems?.[input.TransactItems.length - 1]?.Update
+
+/** A string attribute, marshalled (`{ S }`, as the fault layer sees it) or native (before lib-dynamodb marshals it). */
+const text = (value: any): string | undefined => typeof value === 'string' ? value : value?.S
+
 const keyOf = (step: StoreStep, input: Record<string, any>): string => {
   if (step === 'read') return 'batch'
-  const item = step === 'claim' ? input.Item : input.Key
-  return String(item?.idempotencyKey?.S)
+  const item = step === 'claim' ? input.Item : input.TransactItems === undefined ? input.Key : completionOf(input)?.Key
+  return String(text(item?.idempotencyKey))
+}
+
+/** What a cancelled commit says: refused by our fence (and whether the record is ours, COMPLETED), or by a user's entry. */
+const cancellation = (error: any, input: Record<string, any>): { fence: 'ours' | 'taken' } | { refused: string } | undefined => {
+  const reasons = error?.CancellationReasons as Array<{ Code?: string, Item?: Record<string, any> }> | undefined
+  if (error?.name !== 'TransactionCanceledException' || !Array.isArray(reasons)) return undefined
+  const fence = reasons[reasons.length - 1]
+  if (fence?.Code === 'ConditionalCheckFailed') {
+    const mine = text(fence.Item?.leaseToken) === input.ClientRequestToken && text(fence.Item?.status) === 'COMPLETED'
+    return { fence: mine ? 'ours' : 'taken' }
+  }
+  const blamed = reasons.findIndex((r) => r.Code !== undefined && r.Code !== 'None')
+  return { refused: `entry ${blamed} ${reasons[blamed]?.Code ?? 'unknown'}` }
 }
 
 /** Errors shaped like the SDK's, so its retry strategy classifies them as it would the real ones. */
@@ -114,7 +138,8 @@ export const injectFaults = (client: DynamoDBClient, current: () => Invocation |
         await send()
         if (step === 'claim') invocation.claimAnswersLost.add(key)
       } catch (error) {
-        if ((error as Error).name !== 'ConditionalCheckFailedException') throw error
+        const name = (error as Error).name
+        if (name !== 'ConditionalCheckFailedException' && name !== 'TransactionCanceledException') throw error
       }
     }
     return await invocation.request(async () => { throw errorFor(kind) })
@@ -127,19 +152,35 @@ export const injectFaults = (client: DynamoDBClient, current: () => Invocation |
     if (invocation === undefined || step === undefined) return await next(args)
     ;(context as Command).chaosInvocation = invocation
     const key = keyOf(step, input)
+    if (step === 'complete') invocation.completionSent.add(key)
+    const settles = step !== 'claim' && step !== 'read'
+    let output
     try {
-      const output = await next(args)
+      output = await next(args)
       if (step === 'complete') invocation.completed.add(key)
-      return output
     } catch (error) {
-      if ((error as Error).name === 'ConditionalCheckFailedException') {
+      const cancelled = step === 'complete' ? cancellation(error, input) : undefined
+      if (cancelled !== undefined) {
+        // Read as the core reads it: its own COMPLETED record (a retried commit meeting
+        // itself) is a success, another token a lost lease, anything else the user's refusal.
+        if ('refused' in cancelled) invocation.transactRefused.set(key, { reason: cancelled.refused, messageId: text(input.TransactItems?.[0]?.Put?.Item?.messageId) })
+        else if (cancelled.fence === 'ours') invocation.completed.add(key)
+        else invocation.fencedOut.add(key)
+      } else if ((error as Error).name === 'ConditionalCheckFailedException') {
         if (step === 'complete') invocation.fencedOut.add(key)
       } else {
         bump(counters.surfaced, step)
         if (step === 'complete') invocation.completionFaults.add(key)
         if (step === 'fail' || step === 'release') invocation.settleFaults.add(key)
       }
+      if (settles) invocation.settle(key)
       throw error
     }
+    if (settles) invocation.settle(key)
+    // A crash in the middle of a batch: some records are COMPLETED, the others still in flight.
+    if (step === 'complete' && invocation.fate.crash === 'mid-batch' && invocation.completed.size >= invocation.fate.crashAfterRecords) {
+      return await invocation.crash('mid-batch')
+    }
+    return output
   }, { step: 'initialize', name: 'chaosOutcomeProbe' })
 }

@@ -22,7 +22,7 @@ export interface Rates {
 }
 
 /** The crashes an invocation's fate may choose (timeouts come from slow handlers instead). */
-export const CRASH_PHASES: readonly CrashPhase[] = ['after-claim', 'mid-effects', 'after-effects', 'completion-before-write', 'completion-after-write']
+export const CRASH_PHASES: readonly CrashPhase[] = ['after-claim', 'mid-batch', 'after-effects', 'completion-before-write', 'completion-after-write']
 
 /** The misfortune of invocation `id`, from the seed alone. */
 export const fateOf = (seed: number, id: string, records: number, rates: Rates, functionTimeoutMs: number): InvocationFate => {
@@ -32,8 +32,13 @@ export const fateOf = (seed: number, id: string, records: number, rates: Rates, 
   const throwAtEntry = r.chance(rates.handlerThrow)
   const lostAck = r.chance(rates.lostAck)
   const slow = r.chance(rates.slow)
-  // A slow handler ends somewhere between well inside and well past its deadline.
-  const workMs = slow ? r.int(Math.floor(functionTimeoutMs * 0.6), Math.floor(functionTimeoutMs * 1.2)) : r.int(5, 800)
-  const tailMs = slow && r.chance(0.5) ? r.int(Math.floor(functionTimeoutMs * 0.1), Math.floor(functionTimeoutMs * 0.6)) : 0
-  return { ...(crash === undefined ? {} : { crash }), crashAfterRecords, throwAtEntry, lostAck, workMs, tailMs }
+  // Slow either before the batch starts (the whole batch times out unstarted) or in its last
+  // record, once the others have settled (a timeout in the middle of a batch).
+  const slowRecord = slow && r.chance(0.5)
+  // Slow work ends somewhere between well inside and well past the deadline.
+  const slowMs = r.int(Math.floor(functionTimeoutMs * 0.6), Math.floor(functionTimeoutMs * 1.2))
+  const workMs = slow && !slowRecord ? slowMs : r.int(5, 800)
+  const slowRecordMs = slowRecord ? slowMs : 0
+  const tailMs = slowRecord && r.chance(0.5) ? r.int(Math.floor(functionTimeoutMs * 0.1), Math.floor(functionTimeoutMs * 0.6)) : 0
+  return { ...(crash === undefined ? {} : { crash }), crashAfterRecords, throwAtEntry, lostAck, workMs, slowRecordMs, tailMs }
 }

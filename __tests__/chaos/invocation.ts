@@ -3,29 +3,35 @@ import type { Delivery } from './sqs-simulator.js'
 /** Where an invocation died. A crash is the end: no `after`, no `onError`, no response. */
 export type CrashPhase =
   | 'after-claim' // in the handler, before any effect
-  | 'mid-effects' // some records' effects applied, the rest not
-  | 'after-effects' // every effect applied, the handler has not returned
+  | 'mid-batch' // some records settled (COMPLETED), the others running or settling
+  | 'after-effects' // every record settled, the handler has not returned
   | 'completion-before-write' // the completion request was never sent
   | 'completion-after-write' // the completion reached the table, then the process died
-  | 'timeout-before-effects' // Lambda killed a slow handler at its deadline
-  | 'timeout-after-effects'
+  | 'timeout-before-effects' // Lambda killed a slow handler at its deadline, before any record ran
+  | 'timeout-mid-batch' // killed while one slow record worked, the others already settled
+  | 'timeout-after-effects' // killed while the slow record worked on after its effect
 
 /** What the scheduler learns when it lets an invocation run. */
 export type Signal =
-  | { kind: 'parked', wakeAt: number }
+  | { kind: 'parked', wakeAt: number, killedAs: CrashPhase }
   | { kind: 'settled', response?: unknown, error?: unknown }
   | { kind: 'crashed', phase: CrashPhase }
 
 /** What misfortune this invocation meets, decided up front from the seed. */
 export interface InvocationFate {
   crash?: CrashPhase
-  /** For 'mid-effects': after how many records. */
+  /** For 'mid-batch': after how many records were acknowledged COMPLETED. */
   crashAfterRecords: number
   throwAtEntry: boolean
   lostAck: boolean
-  /** Virtual time the handler works before its effects (may pass the deadline: then Lambda kills it). */
+  /** Virtual time the handler works before the batch starts (may pass the deadline: then Lambda kills it). */
   workMs: number
-  /** Virtual time the handler works after its effects, before returning. */
+  /**
+   * Virtual time the batch's last record works once every other record has settled, before
+   * its effect (may pass the deadline: Lambda then kills it mid-batch); 0 when it is not slow.
+   */
+  slowRecordMs: number
+  /** Virtual time that slow record works after its effect, before returning. */
   tailMs: number
 }
 
@@ -51,6 +57,10 @@ export class Invocation {
   crashPhase?: CrashPhase
   /** Stored keys this invocation claimed, with their lease token (for the lock audit). */
   readonly claimed = new Map<string, string>()
+  /** Stored keys whose record's work had ended with a result (the effect was applied): its completion was due. */
+  readonly workDone = new Set<string>()
+  /** Stored keys whose completion request had left the handler (sent, or about to be), acknowledged or not. */
+  readonly completionSent = new Set<string>()
   /** Stored keys whose completion the store acknowledged. */
   readonly completed = new Set<string>()
   /** Stored keys whose completion failed after the SDK's retries (the physical limit). */
@@ -61,12 +71,17 @@ export class Invocation {
   readonly settleFaults = new Set<string>()
   /** Stored keys whose claim answer was lost after the write reached the table. */
   readonly claimAnswersLost = new Set<string>()
+  /** Stored keys whose commit one of the user's `transact` conditions refused: which entry and code, and the message's id. */
+  readonly transactRefused = new Map<string, { reason: string, messageId?: string }>()
+  /** Stored keys whose settling request (complete, commit, fail, release) has answered, whatever the answer. */
+  readonly settled = new Set<string>()
 
   #signals: Signal[] = []
   #waiter?: (signal: Signal) => void
   #resume?: () => void
   #inflight = 0
   #idle: Array<() => void> = []
+  #settleWatchers: Array<() => void> = []
 
   constructor (init: { id: string, consumerId: string, delivery: Delivery, startedAt: number, deadline: number, fate: InvocationFate }) {
     this.id = init.id
@@ -92,12 +107,30 @@ export class Invocation {
     return await new Promise<Signal>((resolve) => { this.#waiter = resolve })
   }
 
-  /** Called by the handler: hand control back to the scheduler until virtual time `wakeAt`. */
-  async park (wakeAt: number): Promise<void> {
+  /**
+   * Called by the handler: hand control back to the scheduler until virtual time `wakeAt`.
+   * Only one piece of the handler may park at a time, and nothing else of it may be under way:
+   * the scheduler moves virtual time on while it is parked. `killedAs` names the phase if
+   * Lambda's deadline comes first.
+   */
+  async park (wakeAt: number, killedAs: CrashPhase): Promise<void> {
     await new Promise<void>((resolve) => {
       this.#resume = resolve
-      this.#emit({ kind: 'parked', wakeAt })
+      this.#emit({ kind: 'parked', wakeAt, killedAs })
     })
+  }
+
+  /** Called by the fault layer when a record's settling request answered. */
+  settle (key: string): void {
+    this.settled.add(key)
+    for (const watcher of this.#settleWatchers.splice(0)) watcher()
+  }
+
+  /** Resolves once every key of `keys` has settled: then nothing else of the batch is under way. */
+  async allSettled (keys: readonly string[]): Promise<void> {
+    while (!keys.every((key) => this.settled.has(key))) {
+      await new Promise<void>((resolve) => { this.#settleWatchers.push(resolve) })
+    }
   }
 
   /** Called by the scheduler when the clock reaches the wake time. */

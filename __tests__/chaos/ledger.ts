@@ -26,6 +26,8 @@ export class Ledger {
   readonly effects: Effect[] = []
   readonly byPayment = new Map<string, Effect[]>()
   readonly orderViolations: OrderViolation[] = []
+  /** Payments seen applied in the orders table during a transact run (their effects are read back at the end). */
+  readonly #seenApplied = new Set<string>()
 
   charge (effect: Effect): void {
     this.effects.push(effect)
@@ -33,7 +35,11 @@ export class Ledger {
   }
 
   applied (paymentId: string): boolean {
-    return this.byPayment.has(paymentId)
+    return this.byPayment.has(paymentId) || this.#seenApplied.has(paymentId)
+  }
+
+  markApplied (paymentId: string): void {
+    this.#seenApplied.add(paymentId)
   }
 
   countOf (paymentId: string): number {

@@ -8,11 +8,15 @@ type Summed = 'messages' | 'producerDuplicates' | 'deliveries' | 'invocations' |
 export interface ChaosTotals extends Pick<ChaosReport, Summed> {
   runs: number
   duplicateEffects: Record<string, number>
+  /** Duplicate effects by window: `own-record` (inside one record's own window) and `other` (anything else). */
+  duplicateWindows: Record<string, number>
   lost: number
   liveLocks: number
   leftoverLocks: Record<string, number>
   deadLettered: number
   orderViolations: number
+  completionsUndone: number
+  refusedCommits: Record<string, number>
   failedSeeds: string[]
 }
 
@@ -22,8 +26,8 @@ const add = (into: Record<string, number>, from: Record<string, number>): void =
 
 export const emptyTotals = (): ChaosTotals => ({
   runs: 0, messages: 0, producerDuplicates: 0, deliveries: 0, invocations: 0, lostAcks: 0, handlerThrows: 0, transientFailures: 0,
-  crashes: {}, faultsInjected: {}, faultsSurfaced: {}, effects: 0, duplicateEffects: {}, lost: 0, liveLocks: 0, leftoverLocks: {},
-  deadLettered: 0, orderViolations: 0, failedSeeds: []
+  crashes: {}, faultsInjected: {}, faultsSurfaced: {}, effects: 0, duplicateEffects: {}, duplicateWindows: { 'own-record': 0, other: 0 }, lost: 0, liveLocks: 0, leftoverLocks: {},
+  deadLettered: 0, orderViolations: 0, completionsUndone: 0, refusedCommits: {}, failedSeeds: []
 })
 
 export const accumulate = (totals: ChaosTotals, report: ChaosReport): void => {
@@ -39,17 +43,28 @@ export const accumulate = (totals: ChaosTotals, report: ChaosReport): void => {
   add(totals.faultsInjected, report.faultsInjected)
   add(totals.faultsSurfaced, report.faultsSurfaced)
   totals.effects += report.effects
-  for (const d of report.duplicateEffects) add(totals.duplicateEffects, { [d.cause]: 1 })
+  for (const d of report.duplicateEffects) {
+    add(totals.duplicateEffects, { [d.cause]: 1 })
+    add(totals.duplicateWindows, { [d.window]: 1 })
+  }
   totals.lost += report.lost.length
   totals.liveLocks += report.leftoverLocks.filter((l) => l.live).length
   for (const l of report.leftoverLocks) add(totals.leftoverLocks, { [l.cause]: 1 })
   totals.deadLettered += report.deadLettered
   totals.orderViolations += report.orderViolations.length
+  totals.completionsUndone += report.completionsUndone.length
+  add(totals.refusedCommits, report.refusedCommits)
   if (report.violations.length > 0) totals.failedSeeds.push(`${report.profile} ${report.seed}`)
 }
 
 const sum = (r: Record<string, number>): number => Object.values(r).reduce((a, b) => a + b, 0)
 const list = (r: Record<string, number>): string => Object.entries(r).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'
+
+/** One line per profile: the figures issue 7 compares before and after. */
+export const describeProfile = (profile: string, t: ChaosTotals): string =>
+  `${profile.padEnd(11)} ${t.runs} runs, ${t.effects} effects, ${sum(t.duplicateEffects)} duplicate effects ` +
+  `(own record's window ${t.duplicateWindows['own-record'] ?? 0}, anything else ${t.duplicateWindows.other ?? 0}), ` +
+  `${t.lost} lost, ${t.liveLocks} live locks, ${t.orderViolations} FIFO order violations`
 
 /** One line per run. */
 export const describeRun = (r: ChaosReport): string =>
@@ -72,11 +87,14 @@ export const describeTotals = (t: ChaosTotals): string => {
     `  surfaced past retries:   ${sum(t.faultsSurfaced)} (${list(t.faultsSurfaced)})`,
     `effects (charges):         ${t.effects}`,
     `duplicate effects:         ${sum(t.duplicateEffects)} (explained by the physical limit: ${explained}; ${list(t.duplicateEffects)})`,
+    `  by window:               inside one record's own window ${t.duplicateWindows['own-record'] ?? 0}, anything else ${t.duplicateWindows.other ?? 0}`,
     `messages lost:             ${t.lost}`,
     `live locks left:           ${t.liveLocks}`,
     `lapsed locks left:         ${sum(t.leftoverLocks)} (${list(t.leftoverLocks)})`,
     `dead-lettered:             ${t.deadLettered}`,
     `FIFO order violations:     ${t.orderViolations}`,
+    `COMPLETED then undone:     ${t.completionsUndone}`,
+    `transact commits refused:  ${sum(t.refusedCommits)} (${list(t.refusedCommits)})`,
     `seeds with violations:     ${t.failedSeeds.length === 0 ? 'none' : t.failedSeeds.join(', ')}`
   ].join('\n')
 }

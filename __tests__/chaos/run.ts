@@ -3,14 +3,14 @@
  * Local, runs many seeds over thousands of messages, prints the figures, and exits
  * non-zero when an invariant breaks.
  *
- *   npm run chaos                                         # standard seeds 1..24 and contention seeds 1..8, 400 payments each
+ *   npm run chaos                                         # standard seeds 1..24, contention 1..8, transact 1..8, 400 payments each
  *   CHAOS_SEED=17 npm run chaos                           # replay one seed (profile standard)
  *   CHAOS_SEED=5 CHAOS_PROFILE=contention npm run chaos   # replay one contention seed
- *   CHAOS_SEEDS=100 CHAOS_CONTENTION_SEEDS=20 CHAOS_PAYMENTS=1000 npm run chaos
+ *   CHAOS_SEEDS=100 CHAOS_CONTENTION_SEEDS=20 CHAOS_TRANSACT_SEEDS=20 CHAOS_PAYMENTS=1000 npm run chaos
  */
 import { startDynamoDBLocal } from '../../scripts/dynamodb-local.mjs'
 import { profiles, type Profile } from './configs.js'
-import { accumulate, describeRun, describeTotals, emptyTotals } from './report.js'
+import { accumulate, describeProfile, describeRun, describeTotals, emptyTotals, type ChaosTotals } from './report.js'
 import { runChaos } from './scenario.js'
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true'
@@ -34,7 +34,8 @@ const plan = (): Array<[Profile, number]> => {
   }
   return [
     ...seedsOf(numberFrom('CHAOS_SEEDS', 24)).map((seed): [Profile, number] => ['standard', seed]),
-    ...seedsOf(numberFrom('CHAOS_CONTENTION_SEEDS', 8)).map((seed): [Profile, number] => ['contention', seed])
+    ...seedsOf(numberFrom('CHAOS_CONTENTION_SEEDS', 8)).map((seed): [Profile, number] => ['contention', seed]),
+    ...seedsOf(numberFrom('CHAOS_TRANSACT_SEEDS', 8)).map((seed): [Profile, number] => ['transact', seed])
   ]
 }
 
@@ -44,17 +45,21 @@ const main = async (): Promise<number> => {
   const local = await startDynamoDBLocal()
   process.env.DYNAMODB_ENDPOINT = local.endpoint
   const totals = emptyTotals()
+  const byProfile = new Map<string, ChaosTotals>()
   const started = Date.now()
   try {
     for (const [profile, seed] of runs) {
       const report = await runChaos(profiles[profile](seed, payments, local.endpoint))
       accumulate(totals, report)
+      if (!byProfile.has(profile)) byProfile.set(profile, emptyTotals())
+      accumulate(byProfile.get(profile) as ChaosTotals, report)
       console.log(describeRun(report))
     }
   } finally {
     await local.stop()
   }
   console.log(`\nchaos: ${runs.length} runs in ${((Date.now() - started) / 1000).toFixed(1)} s\n${describeTotals(totals)}`)
+  console.log(`\nby profile:\n${[...byProfile].map(([profile, t]) => describeProfile(profile, t)).join('\n')}`)
   return totals.failedSeeds.length === 0 ? 0 : 1
 }
 

@@ -1,5 +1,5 @@
 import type middy6 from '@middy/core'
-import type { SQSBatchResponse, SQSRecord } from 'aws-lambda'
+import type { SQSBatchResponse } from 'aws-lambda'
 import { freshTable } from '../support/dynamodb.js'
 import { audit, type ChaosReport } from './audit.js'
 import { Consumer, NAMESPACE } from './consumer.js'
@@ -7,6 +7,8 @@ import { newFaultCounters } from './dynamodb-faults.js'
 import { fateOf, type Rates } from './fates.js'
 import { Invocation, type CrashPhase, type Signal } from './invocation.js'
 import { Ledger } from './ledger.js'
+import { OrdersTable } from './orders.js'
+import { gateway } from './payments.js'
 import { streamFor } from './prng.js'
 import { SqsQueue, type QueuedMessage } from './sqs-simulator.js'
 import { VirtualClock } from './virtual-clock.js'
@@ -15,6 +17,8 @@ export interface ChaosConfig {
   seed: number
   /** Which set of rates and sizes (see configs.ts); with the seed, all it takes to replay a run. */
   profile: string
+  /** What a payment's effect is: a ledger entry made by the function, or `transact` writes committed with its completion. */
+  effects: 'ledger' | 'transact'
   /** Distinct payments sent (producer duplicates come on top). */
   payments: number
   fifo: boolean
@@ -56,7 +60,7 @@ export interface RunStats {
   stuck: boolean
 }
 
-interface Parked { consumer: Consumer, wakeAt: number, parks: number }
+interface Parked { consumer: Consumer, wakeAt: number, killedAs: CrashPhase }
 
 /**
  * One chaos run: payments are sent (some twice, by the producer), consumers poll the
@@ -69,6 +73,8 @@ export const runChaos = async (config: ChaosConfig): Promise<ChaosReport> => {
   const clock = new VirtualClock()
   const startedAt = clock.now()
   const table = await freshTable()
+  const orders = config.effects === 'transact' ? new OrdersTable(table.client) : undefined
+  await orders?.create()
   const queue = new SqsQueue({
     fifo: config.fifo,
     visibilityTimeoutMs: config.visibilityTimeoutMs,
@@ -104,33 +110,7 @@ export const runChaos = async (config: ChaosConfig): Promise<ChaosReport> => {
 
   const groups = new Map<string, QueuedMessage[]>()
   const byId = new Map<string, QueuedMessage>()
-  const paymentOf = (m: QueuedMessage): string => (JSON.parse(m.body) as { paymentId: string }).paymentId
-
-  /** The payment gateway: fails when the seed says so, otherwise charges the ledger. */
-  const charge = (record: SQSRecord, invocation: Invocation): void => {
-    const { paymentId } = JSON.parse(record.body) as { paymentId: string }
-    if (permanent.has(paymentId)) throw new Error(`card declined for ${paymentId} (permanent, injected)`)
-    if (streamFor(seed, 'transient', record.messageId, record.attributes.ApproximateReceiveCount).chance(rates.transientFailure)) {
-      stats.transientFailures++
-      throw new Error(`gateway unavailable for ${paymentId} (transient, injected)`)
-    }
-    const message = byId.get(record.messageId) as QueuedMessage
-    if (message.groupId !== undefined) {
-      const overtaken = (groups.get(message.groupId) ?? [])
-        .filter((m) => m.sequence < message.sequence && m.state !== 'dead-lettered' && !ledger.applied(paymentOf(m)))
-        .map((m) => m.messageId)
-      if (overtaken.length > 0) ledger.orderViolations.push({ paymentId, messageId: message.messageId, groupId: message.groupId, overtaken })
-    }
-    ledger.charge({
-      paymentId,
-      messageId: record.messageId,
-      ...(message.groupId === undefined ? {} : { groupId: message.groupId }),
-      sequence: message.sequence,
-      invocationId: invocation.id,
-      consumerId: invocation.consumerId,
-      at: clock.now()
-    })
-  }
+  const charge = gateway({ seed, rates, permanent, stats, byId, groups, ledger, clock, ...(orders === undefined ? {} : { orders }) })
 
   const skews = streamFor(seed, 'skew')
   const consumers = Array.from({ length: config.consumers }, (_, i) => new Consumer({
@@ -160,10 +140,10 @@ export const runChaos = async (config: ChaosConfig): Promise<ChaosReport> => {
   const parked = new Map<Invocation, Parked>()
 
   /** What the scheduler does with the signal an invocation gave when it stopped running. */
-  const handle = async (consumer: Consumer, invocation: Invocation, signal: Signal, parks: number): Promise<void> => {
+  const handle = async (consumer: Consumer, invocation: Invocation, signal: Signal): Promise<void> => {
     switch (signal.kind) {
       case 'parked':
-        parked.set(invocation, { consumer, wakeAt: signal.wakeAt, parks: parks + 1 })
+        parked.set(invocation, { consumer, wakeAt: signal.wakeAt, killedAs: signal.killedAs })
         return
       case 'settled': {
         consumer.finish()
@@ -199,15 +179,14 @@ export const runChaos = async (config: ChaosConfig): Promise<ChaosReport> => {
     for (const [invocation, p] of due) {
       parked.delete(invocation)
       if (p.wakeAt > invocation.deadline) {
-        const phase: CrashPhase = p.parks > 1 ? 'timeout-after-effects' : 'timeout-before-effects'
-        invocation.kill(phase)
-        crashed(phase)
+        invocation.kill(p.killedAs)
+        crashed(p.killedAs)
         p.consumer.finish()
         p.consumer.coldStart()
         continue
       }
       invocation.resume()
-      await handle(p.consumer, invocation, await invocation.next(), p.parks)
+      await handle(p.consumer, invocation, await invocation.next())
     }
 
     // Idle consumers poll until the queue has nothing visible for them.
@@ -232,7 +211,7 @@ export const runChaos = async (config: ChaosConfig): Promise<ChaosReport> => {
         if (invocation.fate.throwAtEntry && invocation.fate.crash === undefined) stats.handlerThrows++
         invocations.set(id, invocation)
         consumer.start(invocation)
-        await handle(consumer, invocation, await invocation.next(), 0)
+        await handle(consumer, invocation, await invocation.next())
       }
     }
 
@@ -254,7 +233,11 @@ export const runChaos = async (config: ChaosConfig): Promise<ChaosReport> => {
   const lastDeadline = Math.max(clock.now(), ...[...invocations.values()].map((i) => i.deadline))
   clock.advanceTo(lastDeadline + 2 * config.maxSkewMs + 1000)
   const items = await table.items()
+  // Transact profile: the effects are what the orders table holds, whatever the functions believed.
+  const ordersAudit = await orders?.audit()
+  for (const effect of ordersAudit?.effects ?? []) ledger.charge(effect)
   for (const consumer of consumers) consumer.destroy()
+  await orders?.drop()
   await table.drop()
-  return audit({ config, stats, queue, ledger, invocations, consumers, items, counters, now: clock.now() })
+  return audit({ config, stats, queue, ledger, invocations, consumers, items, counters, now: clock.now(), ...(ordersAudit === undefined ? {} : { orders: ordersAudit }) })
 }

@@ -1,0 +1,76 @@
+import type { Invocation } from './invocation.js'
+import type { Effect, Ledger } from './ledger.js'
+
+/**
+ * Why a payment took effect again. The first two are the physical limit of any
+ * idempotency layer: the effect happened, and the proof of it never reached the store.
+ */
+export type DuplicateCause = 'crash-between-effect-and-completion' | 'completion-fault' | 'lease-taken-over' | 'refused-by-condition' | 'unexplained'
+
+/**
+ * Which window a duplicate went through (issue 7). A duplicate follows an earlier effect E
+ * of record K by invocation O, whose completion of K was never acknowledged. It is inside
+ * **K's own window** when, at the moment O stopped (died, was killed, or gave up on the
+ * completion), K itself was still between its effect and its acknowledgement: K's work was
+ * still running, or K's completion request had been sent. It is **anything else** when K's
+ * work had ended and its completion had not been sent (K was waiting for the rest of its
+ * batch: the batch-wide window that per-record settlement closes), and for every cause that
+ * is no window at all (a lease taken over, an unexplained duplicate).
+ * A completion fault is always K's own window: its completion was sent and failed.
+ */
+export type DuplicateWindow = 'own-record' | 'other'
+
+export interface DuplicateEffect { paymentId: string, effect: Effect, cause: DuplicateCause, window: DuplicateWindow, after: Effect }
+
+const windowOf = (cause: DuplicateCause, owner: Invocation, key: string): DuplicateWindow => {
+  switch (cause) {
+    case 'completion-fault': return 'own-record'
+    case 'crash-between-effect-and-completion':
+      return owner.workDone.has(key) && !owner.completionSent.has(key) ? 'other' : 'own-record'
+    default: return 'other'
+  }
+}
+
+/**
+ * Every effect beyond a payment's first, with what explains it. In the transact profile a
+ * payment cannot take effect twice in the table (its Put is guarded by `attribute_not_exists`):
+ * a second execution that reached the commit shows instead as a commit refused by that
+ * condition ('refused-by-condition'), and counts here as the duplicate it would have been.
+ */
+export const findDuplicates = (ledger: Ledger, invocations: ReadonlyMap<string, Invocation>, keyOf: (paymentId: string) => string): DuplicateEffect[] => {
+  const duplicateEffects: DuplicateEffect[] = []
+  for (const [paymentId, effects] of ledger.byPayment) {
+    const key = keyOf(paymentId)
+    for (let i = 1; i < effects.length; i++) {
+      const effect = effects[i] as Effect
+      let found: DuplicateEffect | undefined
+      // The nearest earlier effect whose completion never made it to the store explains this one.
+      for (let j = i - 1; j >= 0 && found === undefined; j--) {
+        const before = effects[j] as Effect
+        const owner = invocations.get(before.invocationId) as Invocation
+        if (owner.completed.has(key)) continue
+        const cause: DuplicateCause | undefined = owner.dead
+          ? 'crash-between-effect-and-completion'
+          : owner.completionFaults.has(key) ? 'completion-fault' : owner.fencedOut.has(key) ? 'lease-taken-over' : undefined
+        if (cause !== undefined) found = { paymentId, effect, cause, window: windowOf(cause, owner, key), after: before }
+      }
+      // Or this effect came from an owner whose lease another host had already taken (clock skew):
+      // it charged, then its completion was refused by the fence.
+      if (found === undefined && (invocations.get(effect.invocationId) as Invocation).fencedOut.has(key)) {
+        found = { paymentId, effect, cause: 'lease-taken-over', window: 'other', after: effects[i - 1] as Effect }
+      }
+      duplicateEffects.push(found ?? { paymentId, effect, cause: 'unexplained', window: 'other', after: effects[i - 1] as Effect })
+    }
+  }
+  for (const invocation of invocations.values()) {
+    for (const [key, { reason, messageId }] of invocation.transactRefused) {
+      // Entry 0 is the payment's Put: refused because the payment was already applied.
+      if (!reason.startsWith('entry 0 ConditionalCheckFailed')) continue
+      const paymentId = [...ledger.byPayment.keys()].find((p) => keyOf(p) === key) ?? key
+      const first = ledger.byPayment.get(paymentId)?.[0]
+      const attempt: Effect = { paymentId, messageId: messageId ?? 'unknown', sequence: -1, invocationId: invocation.id, consumerId: invocation.consumerId, at: -1 }
+      duplicateEffects.push({ paymentId, effect: attempt, cause: 'refused-by-condition', window: 'other', after: first ?? attempt })
+    }
+  }
+  return duplicateEffects
+}
