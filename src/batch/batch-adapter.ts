@@ -117,7 +117,7 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
       await settleUnsettled(batch, async (state) => {
         // A record perRecord is still running settles itself when its work ends.
         if (state.phase === 'running') return
-        const started = !batch.scheduled || state.phase !== 'handed'
+        const started = !batch.scheduled || (state.phase !== 'handed' && state.phase !== 'not-started')
         await settleRecord(batch, state, rejected(started ? error : notStarted('the handler failed before it started')))
       })
     }
