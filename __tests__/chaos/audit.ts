@@ -1,12 +1,11 @@
 import { storedKey } from '../../src/lifecycle/key.js'
-import { NAMESPACE, type Consumer } from './consumer.js'
+import { NAMESPACE } from './consumer.js'
 import type { FaultCounters } from './dynamodb-faults.js'
 import type { Invocation } from './invocation.js'
 import { findDuplicates, type DuplicateEffect } from './duplicates.js'
 import type { Ledger, OrderViolation } from './ledger.js'
 import type { OrdersAudit } from './orders.js'
 import type { ChaosConfig, RunStats } from './scenario.js'
-import type { SqsQueue } from './sqs-simulator.js'
 
 export type { DuplicateCause, DuplicateEffect, DuplicateWindow } from './duplicates.js'
 
@@ -14,6 +13,18 @@ export type { DuplicateCause, DuplicateEffect, DuplicateWindow } from './duplica
 export type LeftoverCause = 'crashed-owner' | 'settle-fault' | 'completion-fault' | 'claim-answer-lost' | 'unexplained'
 
 export interface LeftoverLock { key: string, owner?: string, cause: LeftoverCause, leaseUntil: number, live: boolean, outlivesOwner: boolean }
+
+/** What the event source says became of what was sent, in its own terms. */
+export interface Delivered {
+  /** The run in a few words: source, consumers, batch size, Middy major. */
+  label: string
+  /** Messages or records the source counts as done (deleted, checkpointed past) whose payment never took effect. */
+  lost: string[]
+  /** Still waiting in the source at the end. */
+  notDrained: string[]
+  /** Sent to a DLQ or an on-failure destination. */
+  deadLettered: number
+}
 
 export interface ChaosReport {
   seed: number
@@ -57,37 +68,39 @@ const tally = <K extends string>(entries: Iterable<[K, number]>): Record<string,
  * - a payment is charged at most once, except right after an effect whose completion
  *   never reached the store (a crash between effect and completion, or a completion
  *   fault that outlasted the SDK's retries): every extra charge must be explained so;
- * - no message is lost: each was charged, or dead-lettered; the queue drains;
+ * - no message is lost: each was charged, or dead-lettered; the queue drains (a stream: its
+ *   shards are checkpointed to their end, and every record passed was charged or sent to the
+ *   on-failure destination);
  * - no lock outlives its owner: past every deadline no IN_PROGRESS lease is live, and
  *   each one left behind belongs to an owner that crashed or could not settle it;
- * - FIFO: a message takes effect only after every earlier message of its group did (or was dead-lettered);
+ * - order: a message of a FIFO group (a record of a stream's partition key) takes effect only
+ *   after every earlier one of its group did (or was dead-lettered): checked at each effect;
  * - per-record settlement (DESIGN §3.8): every duplicate went through its own record's window
  *   (none through a batch-wide one), and a record acknowledged COMPLETED stays COMPLETED,
  *   whatever later became of its invocation (a crash or a timeout in the middle of its batch);
- * - transact profile (DESIGN §3.9): no duplicate at all, and every transaction whole (the
+ * - transact profiles (DESIGN §3.9, `effects: 'transact-only'` too): no duplicate at all, and every transaction whole (the
  *   accounts' counters and balances add up to the payments in the table).
  */
 export const audit = (input: {
   config: ChaosConfig
   stats: RunStats
-  queue: SqsQueue
+  delivered: Delivered
   ledger: Ledger
   invocations: Map<string, Invocation>
-  consumers: Consumer[]
+  /** Each consumer's clock skew, by id. */
+  consumers: ReadonlyArray<{ id: string, offsetMs: number }>
   items: Array<Record<string, unknown>>
   counters: FaultCounters
   now: number
   /** The orders table read back, in the transact profile. */
   orders?: OrdersAudit
 }): ChaosReport => {
-  const { config, stats, queue, ledger, invocations, consumers, items, counters, now, orders } = input
+  const { config, stats, delivered, ledger, invocations, consumers, items, counters, now, orders } = input
   const keyOf = (paymentId: string): string => storedKey(NAMESPACE, paymentId)
 
   const duplicateEffects = findDuplicates(ledger, invocations, keyOf)
 
-  const paymentOf = (body: string): string => (JSON.parse(body) as { paymentId: string }).paymentId
-  const lost = queue.messages.filter((m) => m.state === 'deleted' && !ledger.applied(paymentOf(m.body))).map((m) => m.messageId)
-  const notDrained = queue.messages.filter((m) => m.state === 'available').map((m) => m.messageId)
+  const { lost, notDrained } = delivered
 
   const owners = new Map<string, Invocation>()
   for (const invocation of invocations.values()) for (const token of invocation.claimed.values()) owners.set(token, invocation)
@@ -128,21 +141,21 @@ export const audit = (input: {
   if (orders !== undefined && (orders.accountPayments !== orders.effects.length || orders.accountBalance !== orders.paymentAmounts)) {
     violations.push(`a transaction was not whole: accounts count ${orders.accountPayments} payments of ${orders.accountBalance} in all, the table holds ${orders.effects.length} payments of ${orders.paymentAmounts}`)
   }
-  if (lost.length > 0) violations.push(`${lost.length} message(s) deleted from the queue without their payment taking effect: ${lost.slice(0, 10).join(', ')}`)
-  if (stats.stuck || notDrained.length > 0) violations.push(`the queue did not drain within ${config.maxVirtualMs} ms of virtual time: ${notDrained.slice(0, 10).join(', ')}`)
+  if (lost.length > 0) violations.push(`${lost.length} message(s) deleted from the queue (or checkpointed past) without their payment taking effect: ${lost.slice(0, 10).join(', ')}`)
+  if (stats.stuck || notDrained.length > 0) violations.push(`the source did not drain within ${config.maxVirtualMs} ms of virtual time: ${notDrained.slice(0, 10).join(', ')}`)
   for (const lock of leftoverLocks) {
     if (lock.live) violations.push(`live lock on ${lock.key} after every lease should have lapsed (until ${lock.leaseUntil})`)
     if (lock.outlivesOwner) violations.push(`lock on ${lock.key} outlives its owner ${lock.owner}'s deadline`)
     if (lock.cause === 'unexplained') violations.push(`lock on ${lock.key} left by ${lock.owner ?? 'an unknown owner'} with no crash or store fault to explain it`)
   }
   for (const v of ledger.orderViolations) {
-    violations.push(`FIFO order broken in ${v.groupId}: ${v.messageId} (${v.paymentId}) took effect before ${v.overtaken.join(', ')}`)
+    violations.push(`order broken in ${v.groupId}: ${v.messageId} (${v.paymentId}) took effect before ${v.overtaken.join(', ')}`)
   }
 
   return {
     seed: config.seed,
     profile: config.profile,
-    label: `${config.profile}: ${config.fifo ? 'FIFO' : 'standard'} queue, ${config.consumers} consumers, batches of ${config.batchSize}, ${config.middyName}`,
+    label: delivered.label,
     messages: stats.messages,
     payments: config.payments,
     producerDuplicates: stats.producerDuplicates,
@@ -159,7 +172,7 @@ export const audit = (input: {
     duplicateEffects,
     lost,
     notDrained,
-    deadLettered: queue.deadLetters.length,
+    deadLettered: delivered.deadLettered,
     leftoverLocks,
     orderViolations: ledger.orderViolations,
     completionsUndone,

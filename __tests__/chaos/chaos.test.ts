@@ -12,9 +12,11 @@ import { runChaos } from './scenario.js'
  */
 const replay = process.env.CHAOS_SEED
 // Seeds cover both queue types, both Middy majors, batch sizes 1 to 100, 2 to 5 consumers,
-// and effects both as ledger entries and as `transact` writes (a FIFO seed: order and commits).
+// effects both as ledger entries and as `transact` writes (a FIFO seed: order and commits),
+// `effects: 'transact-only'` (a FIFO seed: unclaimed records held back), and a Kinesis stream
+// (shards, partition keys, checkpoints at the lowest failure, whole-batch retries).
 const runsOf: Array<[Profile, number]> = replay === undefined || replay === ''
-  ? [['standard', 1], ['standard', 2], ['standard', 4], ['standard', 6], ['standard', 9], ['transact', 3]]
+  ? [['standard', 1], ['standard', 2], ['standard', 4], ['standard', 6], ['standard', 9], ['transact', 3], ['transact-only', 6], ['stream', 2]]
   : [[(process.env.CHAOS_PROFILE ?? 'standard') as Profile, Number(replay)]]
 const PAYMENTS = 150
 
@@ -40,8 +42,8 @@ describe.each(runsOf)('chaos, %s seed %i', (profile, seed) => {
     expect(Object.keys(report.faultsInjected).length).toBeGreaterThan(0)
   }, 120_000)
 
-  if (profile === 'transact') {
-    test('transact: not one duplicate effect, and every transaction whole (the accounts add up to the payments)', async () => {
+  if (profile === 'transact' || profile === 'transact-only') {
+    test(`${profile}: not one duplicate effect, and every transaction whole (the accounts add up to the payments)`, async () => {
       const report = await reportFor(profile, seed)
       expectClean(report, [
         ...report.duplicateEffects.map((d) => `${d.paymentId}: ${d.cause} (${d.after.invocationId} then ${d.effect.invocationId})`),
@@ -53,12 +55,22 @@ describe.each(runsOf)('chaos, %s seed %i', (profile, seed) => {
     }, 120_000)
   }
 
+  if (profile === 'stream') {
+    test('stream: shards were checkpointed past failures and retried whole, and retries ended at the on-failure destination', async () => {
+      const report = await reportFor(profile, seed)
+      // Whole-batch failures (lost answers, crashes) and partial ones both happened, or the checks prove little.
+      expect(report.lostAcks + Object.values(report.crashes).reduce((a, b) => a + b, 0)).toBeGreaterThan(0)
+      expect(report.transientFailures).toBeGreaterThan(0)
+      expect(report.effects).toBeGreaterThan(report.payments / 2)
+    }, 120_000)
+  }
+
   test('a record acknowledged COMPLETED stays COMPLETED, whatever became of its batch (crash or timeout mid-batch)', async () => {
     const report = await reportFor(profile, seed)
     expectClean(report, report.completionsUndone.map((key) => `undone: ${key}`))
   }, 120_000)
 
-  test('no message is lost: each was charged or dead-lettered, and the queue drains', async () => {
+  test('no message is lost: each was charged or dead-lettered, and the queue (the stream) drains', async () => {
     const report = await reportFor(profile, seed)
     expectClean(report, [...report.lost.map((id) => `lost ${id}`), ...report.notDrained.map((id) => `not drained ${id}`), ...(report.stuck ? ['stuck'] : [])])
     expect(report.messages).toBe(report.payments + report.producerDuplicates)
@@ -70,7 +82,7 @@ describe.each(runsOf)('chaos, %s seed %i', (profile, seed) => {
       .map((l) => `${l.key}: ${l.cause}${l.live ? ', live' : ''}${l.outlivesOwner ? ', outlives its owner' : ''}`))
   }, 120_000)
 
-  test('FIFO: the effects of a group apply in send order', async () => {
+  test('order: the effects of a FIFO group, or of a stream\'s partition key, apply in send order', async () => {
     const report = await reportFor(profile, seed)
     expectClean(report, report.orderViolations.map((v) => `${v.groupId}: ${v.messageId} before ${v.overtaken.join(', ')}`))
   }, 120_000)

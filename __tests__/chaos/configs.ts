@@ -71,5 +71,48 @@ export const transactConfigFor = (seed: number, payments: number, endpoint: stri
   effects: 'transact'
 })
 
-export const profiles = { standard: configFor, contention: contentionConfigFor, transact: transactConfigFor } as const
+/**
+ * Transact-only (issue 10): the transact runs with `effects: 'transact-only'`: records are not
+ * claimed before they run, the commit claims as it completes. Concurrent duplicates may both
+ * run; one commit wins and the other replays its record: still not one duplicate effect.
+ */
+export const transactOnlyConfigFor = (seed: number, payments: number, endpoint: string): ChaosConfig => configFor(seed, payments, endpoint, {
+  profile: 'transact-only',
+  effects: 'transact-only'
+})
+
+/**
+ * Stream (issue 9): a Kinesis stream instead of the queue, 1 to 3 shards, payments spread over
+ * accounts as partition keys; Lambda checkpoints at the lowest failure and retries a failed
+ * batch with backoff until `maxRetryAttempts`, then sends it to the on-failure destination.
+ * Even seeds key by `@middy/event-normalizer` and a path into the decoded data, odd seeds by a
+ * function decoding it. The queue's settings (FIFO, visibility, receive counts) do not apply:
+ * streams count no deliveries, so `onFailure` always sees attempt 1 and releases.
+ */
+export const streamConfigFor = (seed: number, payments: number, endpoint: string): ChaosConfig => {
+  const shards = 1 + (seed % 3)
+  return configFor(seed, payments, endpoint, {
+    profile: 'stream',
+    fifo: false,
+    consumers: shards + (seed % 2),
+    batchSize: [10, 100, 25, 50][seed % 4] as number,
+    stream: {
+      shards,
+      partitionKeys: 6 + 3 * (seed % 3),
+      // Enough backoff (1 + 2 + … + 32 s) for a crashed owner's lease (its deadline, plus the skew allowance) to lapse.
+      maxRetryAttempts: seed % 2 === 0 ? 6 : 10,
+      retryBaseMs: 1000,
+      retryCapMs: 60_000,
+      keyBy: seed % 2 === 0 ? 'normalizer-path' : 'key-function'
+    }
+  })
+}
+
+export const profiles = {
+  standard: configFor,
+  contention: contentionConfigFor,
+  transact: transactConfigFor,
+  'transact-only': transactOnlyConfigFor,
+  stream: streamConfigFor
+} as const
 export type Profile = keyof typeof profiles

@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import { ConfiguredRetryStrategy } from '@smithy/core/retry'
 import type middy6 from '@middy/core'
-import type { Context, SQSEvent, SQSRecord } from 'aws-lambda'
+import type { Context, SQSRecord } from 'aws-lambda'
 import { localClientConfig } from '../../scripts/dynamodb-local.mjs'
 import { DynamoDBStore, idempotency, perRecord, type IdempotencyOptions, type PerRecordHandler, type RecordTools } from '../../src/index.js'
 import { storedKey } from '../../src/lifecycle/key.js'
@@ -9,6 +9,7 @@ import { sqsPartialBatchFailure } from '../support/middy.js'
 import { lambdaContext } from '../support/sqs.js'
 import { injectFaults, type FaultCounters, type FaultSettings } from './dynamodb-faults.js'
 import type { Invocation } from './invocation.js'
+import type { ChaosConfig } from './scenario.js'
 import type { VirtualClock } from './virtual-clock.js'
 
 /** The idempotency namespace of the simulated function (the audit maps payments to stored keys with it). */
@@ -16,13 +17,33 @@ export const NAMESPACE = 'payments-consumer'
 
 /**
  * The business logic of one record: charges the ledger, or queues the payment's writes with
- * `transact` (the transact profile), or throws (transient or permanent failure).
+ * `transact` (the transact profiles), or throws (transient or permanent failure).
  */
-export type Charge = (record: SQSRecord, invocation: Invocation, transact: RecordTools['transact']) => Promise<void>
+export type Charge<R = SQSRecord> = (record: R, invocation: Invocation, transact: RecordTools['transact']) => Promise<void>
 
-const keyOf = (record: SQSRecord): string => storedKey(NAMESPACE, (JSON.parse(record.body) as { paymentId: string }).paymentId)
+/** What differs between an SQS consumer and a stream consumer. */
+export interface RecordShape<R> {
+  /** The payment a record carries (however it is encoded: an SQS body, Kinesis data). */
+  paymentOf: (record: R) => { paymentId: string, amount: number }
+  /** The middlewares that go before `idempotency`, outermost first. */
+  outer: () => Array<middy6.MiddlewareObj<any, any, any, any>>
+  /**
+   * How the slow record knows the rest of its batch is done: every other record's settling
+   * request answered (`settled`: each record makes one), or no other record running and no
+   * request under way (`idle`: for sources and modes where a record may settle without a
+   * request — held back unclaimed, failed unclaimed — or may never start).
+   */
+  neighbours: 'settled' | 'idle'
+}
 
-export interface ConsumerSetup {
+/** The SQS consumer of the README: `@middy/sqs-partial-batch-failure` reads our answer. */
+export const sqsShape = (neighbours: RecordShape<SQSRecord>['neighbours'] = 'settled'): RecordShape<SQSRecord> => ({
+  paymentOf: (record) => JSON.parse(record.body) as { paymentId: string, amount: number },
+  outer: () => [sqsPartialBatchFailure({ logger: false as never })],
+  neighbours
+})
+
+export interface ConsumerSetup<R> {
   id: string
   /** This host's clock skew. */
   offsetMs: number
@@ -33,25 +54,28 @@ export interface ConsumerSetup {
   options: Omit<IdempotencyOptions, 'store' | 'now'>
   faults: FaultSettings
   counters: FaultCounters
-  charge: Charge
+  charge: Charge<R>
+  shape: RecordShape<R>
 }
 
 /**
- * One Lambda execution environment polling the queue: its own DynamoDB client (with fault
- * injection), its own skewed clock, and the README's Middy stack, rebuilt on a cold start
- * after a crash (a warm container's local cache does not survive its process).
+ * One Lambda execution environment: its own DynamoDB client (with fault injection), its own
+ * skewed clock, and the README's Middy stack, rebuilt on a cold start after a crash (a warm
+ * container's local cache does not survive its process).
  */
-export class Consumer {
+export class Consumer<R = SQSRecord> {
   readonly id: string
   readonly offsetMs: number
   current?: Invocation
-  readonly #setup: ConsumerSetup
+  readonly #setup: ConsumerSetup<R>
   readonly #client: DynamoDBClient
-  #handler!: (event: SQSEvent, context: ReturnType<typeof lambdaContext>) => Promise<unknown>
+  #handler!: (event: { Records: readonly R[] }, context: ReturnType<typeof lambdaContext>) => Promise<unknown>
   /** The records handed to the function by the current invocation (the ones it claimed). */
-  #running: SQSRecord[] = []
+  #running: readonly R[] = []
+  /** Record functions of the current invocation still working. */
+  #busy = 0
 
-  constructor (setup: ConsumerSetup) {
+  constructor (setup: ConsumerSetup<R>) {
     this.id = setup.id
     this.offsetMs = setup.offsetMs
     this.#setup = setup
@@ -65,23 +89,26 @@ export class Consumer {
   }
 
   coldStart (): void {
-    const { middy, options, clock, tableName } = this.#setup
+    const { middy, options, clock, tableName, shape } = this.#setup
     const store = new DynamoDBStore({ tableName, client: this.#client })
-    const records = perRecord(async (record: SQSRecord, tools: RecordTools) => await this.#record(record, tools))
+    const records = perRecord(async (record: R, tools: RecordTools) => await this.#record(record, tools))
     // timeoutEarlyInMillis 0: Middy's early timeout is a real-time timer, and Lambda's deadline is
     // virtual here: the simulator kills an invocation past its deadline instead.
-    this.#handler = middy<SQSEvent>({ timeoutEarlyInMillis: 0 })
-      .use(sqsPartialBatchFailure({ logger: false as never }))
+    let stack = middy<{ Records: R[] }>({ timeoutEarlyInMillis: 0 })
+    for (const middleware of shape.outer()) stack = stack.use(middleware)
+    this.#handler = stack
       .use(idempotency({ ...options, store, now: clock.skewed(this.offsetMs) }))
-      .handler(async (event: SQSEvent, context: Context, middyOptions: { signal: AbortSignal }) => await this.#batch(event, context, middyOptions, records)) as never
+      .handler(async (event: { Records: R[] }, context: Context, middyOptions: { signal: AbortSignal }) => await this.#batch(event, context, middyOptions, records)) as never
   }
 
   /** Hands a delivered batch to the function; the scheduler then drives `invocation`. */
-  start (invocation: Invocation): void {
+  start (invocation: Invocation<{ records: readonly R[], receivedAt: number }>): void {
     this.current = invocation
+    this.#busy = 0
     const { clock } = this.#setup
     const context = lambdaContext(() => invocation.deadline - clock.now(), 'payments-consumer')
-    invocation.start(async () => await this.#handler({ Records: invocation.delivery.records }, context))
+    // A copy of the records: a middleware before ours (event-normalizer) rewrites them in place.
+    invocation.start(async () => await this.#handler({ Records: structuredClone(invocation.delivery.records) }, context))
   }
 
   finish (): void {
@@ -92,13 +119,17 @@ export class Consumer {
     this.#client.destroy()
   }
 
+  #keyOf (record: R): string {
+    return storedKey(NAMESPACE, this.#setup.shape.paymentOf(record).paymentId)
+  }
+
   /**
    * The handler: works a while in virtual time, then hands the records to `perRecord`, which
-   * settles each one when its own work ends (and, on a FIFO queue, stops a group at its first
-   * failure). The fate's crashes strike before the batch, after it, or — from the fault layer —
-   * once some records are COMPLETED and the others are still in flight.
+   * settles each one when its own work ends (and, in an ordered source, stops a group at its
+   * first failure). The fate's crashes strike before the batch, after it, or — from the fault
+   * layer — once some records are COMPLETED and the others are still in flight.
    */
-  async #batch (event: SQSEvent, context: Context, options: { signal: AbortSignal }, records: PerRecordHandler<SQSRecord, unknown>): Promise<unknown> {
+  async #batch (event: { Records: R[] }, context: Context, options: { signal: AbortSignal }, records: PerRecordHandler<R, unknown>): Promise<unknown> {
     const invocation = this.current as Invocation
     const { fate } = invocation
     const { clock } = this.#setup
@@ -113,22 +144,58 @@ export class Consumer {
 
   /**
    * One record. The batch's last record is the slow one when the fate says so: it waits until
-   * every other record has settled (so nothing else is under way while virtual time moves),
+   * the rest of the batch is done (so nothing else is under way while virtual time moves),
    * then works past its neighbours, maybe past the deadline: a timeout in the middle of a batch.
    */
-  async #record (record: SQSRecord, { transact }: RecordTools): Promise<unknown> {
+  async #record (record: R, { transact }: RecordTools): Promise<unknown> {
     const invocation = this.current as Invocation
     const { fate } = invocation
-    const { clock, charge } = this.#setup
+    const { clock, charge, shape } = this.#setup
     const slow = fate.slowRecordMs > 0 && record === this.#running[this.#running.length - 1]
-    if (slow) {
-      await invocation.allSettled(this.#running.filter((r) => r !== record).map(keyOf))
-      await invocation.park(clock.now() + fate.slowRecordMs, 'timeout-mid-batch')
+    this.#busy++
+    try {
+      if (slow) {
+        if (shape.neighbours === 'settled') await invocation.allSettled(this.#running.filter((r) => r !== record).map((r) => this.#keyOf(r)))
+        else await this.#idle(invocation)
+        await invocation.park(clock.now() + fate.slowRecordMs, 'timeout-mid-batch')
+      }
+      await charge(record, invocation, transact)
+      if (slow && fate.tailMs > 0) await invocation.park(clock.now() + fate.tailMs, 'timeout-after-effects')
+    } finally {
+      this.#busy--
     }
-    await charge(record, invocation, transact)
-    if (slow && fate.tailMs > 0) await invocation.park(clock.now() + fate.tailMs, 'timeout-after-effects')
     // Its work has ended: from here its completion is due, and perRecord sends it at once.
-    invocation.workDone.add(keyOf(record))
-    return { charged: (JSON.parse(record.body) as { paymentId: string }).paymentId }
+    invocation.workDone.add(this.#keyOf(record))
+    return { charged: shape.paymentOf(record).paymentId }
+  }
+
+  /**
+   * Until no other record function runs and no request of this invocation is under way. Checked
+   * after a turn of the event loop: a record's settlement starts within microtasks of its
+   * function's end, and the next record of its lane within microtasks of that settlement.
+   */
+  async #idle (invocation: Invocation): Promise<void> {
+    for (;;) {
+      await new Promise<void>((resolve) => setImmediate(resolve))
+      // A process that died meanwhile goes no further (and stops polling: nothing of it ever answers again).
+      if (invocation.dead) await new Promise<never>(() => {})
+      if (this.#busy <= 1 && invocation.commandsInFlight === 0) return
+      await new Promise<void>((resolve) => setTimeout(resolve, 1))
+    }
   }
 }
+
+/** The middleware's options every chaos consumer runs with; `key` says where the payment id is. */
+export const idempotencyOptions = (config: ChaosConfig, extra: Pick<IdempotencyOptions, 'key'>): Omit<IdempotencyOptions, 'store' | 'now'> => ({
+  ...extra,
+  namespace: NAMESPACE,
+  // Longer than any run: expiry is not what this suite is about.
+  expiresAfterSeconds: 7 * 24 * 3600,
+  onFailure: (_error, { attempt }) => attempt >= config.failFromAttempt ? 'fail' : 'delete',
+  localCacheSize: config.localCacheSize,
+  // Two consumers' clocks are up to 2 × maxSkewMs apart: that is the allowance a lease needs.
+  clockSkewMs: 2 * config.maxSkewMs,
+  logger: false,
+  // The commit claims: records are not claimed before they run (issue 10).
+  ...(config.effects === 'transact-only' ? { effects: 'transact-only' as const } : {})
+})

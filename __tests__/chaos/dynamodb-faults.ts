@@ -46,15 +46,22 @@ const stepOf = (commandName: string | undefined, input: Record<string, any>): St
   }
 }
 
-/** The completion is the last entry of a commit (the user's writes come first). */
-const completionOf = (input: Record<string, any>): Record<string, any> | undefined => input.TransactItems?.[input.TransactItems.length - 1]?.Update
+/**
+ * The completion is the last entry of a commit (the user's writes come first): an `Update` of
+ * the claimed record, or, with `effects: 'transact-only'`, the `Put` that claims as it completes.
+ */
+const completionOf = (input: Record<string, any>): Record<string, any> | undefined => {
+  const last = input.TransactItems?.[input.TransactItems.length - 1]
+  return last?.Update ?? last?.Put
+}
 
 /** A string attribute, marshalled (`{ S }`, as the fault layer sees it) or native (before lib-dynamodb marshals it). */
 const text = (value: any): string | undefined => typeof value === 'string' ? value : value?.S
 
 const keyOf = (step: StoreStep, input: Record<string, any>): string => {
   if (step === 'read') return 'batch'
-  const item = step === 'claim' ? input.Item : input.TransactItems === undefined ? input.Key : completionOf(input)?.Key
+  const completion = completionOf(input)
+  const item = step === 'claim' ? input.Item : input.TransactItems === undefined ? input.Key : completion?.Key ?? completion?.Item
   return String(text(item?.idempotencyKey))
 }
 
@@ -155,6 +162,7 @@ export const injectFaults = (client: DynamoDBClient, current: () => Invocation |
     if (step === 'complete') invocation.completionSent.add(key)
     const settles = step !== 'claim' && step !== 'read'
     let output
+    invocation.commandsInFlight++
     try {
       output = await next(args)
       if (step === 'complete') invocation.completed.add(key)
@@ -175,6 +183,8 @@ export const injectFaults = (client: DynamoDBClient, current: () => Invocation |
       }
       if (settles) invocation.settle(key)
       throw error
+    } finally {
+      invocation.commandsInFlight--
     }
     if (settles) invocation.settle(key)
     // A crash in the middle of a batch: some records are COMPLETED, the others still in flight.

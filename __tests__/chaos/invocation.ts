@@ -1,4 +1,5 @@
-import type { Delivery } from './sqs-simulator.js'
+/** What Lambda hands one invocation: an SQS delivery, a shard's batch. */
+export interface Batch { readonly records: readonly unknown[], readonly receivedAt: number }
 
 /** Where an invocation died. A crash is the end: no `after`, no `onError`, no response. */
 export type CrashPhase =
@@ -45,10 +46,10 @@ const never = new Promise<never>(() => {})
  * A crash abandons the invocation: its handler and its in-flight SDK calls never settle,
  * so Middy runs neither `after` nor `onError` and no response reaches the queue.
  */
-export class Invocation {
+export class Invocation<D extends Batch = Batch> {
   readonly id: string
   readonly consumerId: string
-  readonly delivery: Delivery
+  readonly delivery: D
   readonly startedAt: number
   /** True time at which Lambda kills it. */
   readonly deadline: number
@@ -76,6 +77,12 @@ export class Invocation {
   /** Stored keys whose settling request (complete, commit, fail, release) has answered, whatever the answer. */
   readonly settled = new Set<string>()
 
+  /**
+   * SDK commands of this invocation between `client.send` and their answer (counted before the
+   * SDK's retries and signing, unlike `request`): a settlement that has just started shows here.
+   */
+  commandsInFlight = 0
+
   #signals: Signal[] = []
   #waiter?: (signal: Signal) => void
   #resume?: () => void
@@ -83,7 +90,7 @@ export class Invocation {
   #idle: Array<() => void> = []
   #settleWatchers: Array<() => void> = []
 
-  constructor (init: { id: string, consumerId: string, delivery: Delivery, startedAt: number, deadline: number, fate: InvocationFate }) {
+  constructor (init: { id: string, consumerId: string, delivery: D, startedAt: number, deadline: number, fate: InvocationFate }) {
     this.id = init.id
     this.consumerId = init.consumerId
     this.delivery = init.delivery

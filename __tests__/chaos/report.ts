@@ -62,9 +62,9 @@ const list = (r: Record<string, number>): string => Object.entries(r).map(([k, v
 
 /** One line per profile: the figures issue 7 compares before and after. */
 export const describeProfile = (profile: string, t: ChaosTotals): string =>
-  `${profile.padEnd(11)} ${t.runs} runs, ${t.effects} effects, ${sum(t.duplicateEffects)} duplicate effects ` +
+  `${profile.padEnd(13)} ${t.runs} runs, ${t.effects} effects, ${sum(t.duplicateEffects)} duplicate effects ` +
   `(own record's window ${t.duplicateWindows['own-record'] ?? 0}, anything else ${t.duplicateWindows.other ?? 0}), ` +
-  `${t.lost} lost, ${t.liveLocks} live locks, ${t.orderViolations} FIFO order violations`
+  `${t.lost} lost, ${t.liveLocks} live locks, ${t.orderViolations} order violations (FIFO group or partition key), ${t.deadLettered} dead-lettered`
 
 /** One line per run. */
 export const describeRun = (r: ChaosReport): string =>
@@ -91,8 +91,8 @@ export const describeTotals = (t: ChaosTotals): string => {
     `messages lost:             ${t.lost}`,
     `live locks left:           ${t.liveLocks}`,
     `lapsed locks left:         ${sum(t.leftoverLocks)} (${list(t.leftoverLocks)})`,
-    `dead-lettered:             ${t.deadLettered}`,
-    `FIFO order violations:     ${t.orderViolations}`,
+    `dead-lettered:             ${t.deadLettered} (DLQ, or a stream's on-failure destination)`,
+    `order violations:          ${t.orderViolations} (a FIFO group's or a partition key's later record took effect first)`,
     `COMPLETED then undone:     ${t.completionsUndone}`,
     `transact commits refused:  ${sum(t.refusedCommits)} (${list(t.refusedCommits)})`,
     `seeds with violations:     ${t.failedSeeds.length === 0 ? 'none' : t.failedSeeds.join(', ')}`

@@ -3,10 +3,12 @@
  * Local, runs many seeds over thousands of messages, prints the figures, and exits
  * non-zero when an invariant breaks.
  *
- *   npm run chaos                                         # standard seeds 1..24, contention 1..8, transact 1..8, 400 payments each
+ *   npm run chaos                                         # standard seeds 1..24, contention 1..8, transact 1..8,
+ *                                                         # transact-only 1..8, stream 1..8, 400 payments each
  *   CHAOS_SEED=17 npm run chaos                           # replay one seed (profile standard)
  *   CHAOS_SEED=5 CHAOS_PROFILE=contention npm run chaos   # replay one contention seed
- *   CHAOS_SEEDS=100 CHAOS_CONTENTION_SEEDS=20 CHAOS_TRANSACT_SEEDS=20 CHAOS_PAYMENTS=1000 npm run chaos
+ *   CHAOS_SEED=2 CHAOS_PROFILE=stream npm run chaos       # replay one Kinesis stream seed
+ *   CHAOS_SEEDS=100 CHAOS_CONTENTION_SEEDS=20 CHAOS_TRANSACT_SEEDS=20 CHAOS_TRANSACT_ONLY_SEEDS=20 CHAOS_STREAM_SEEDS=20 CHAOS_PAYMENTS=1000 npm run chaos
  */
 import { startDynamoDBLocal } from '../../scripts/dynamodb-local.mjs'
 import { profiles, type Profile } from './configs.js'
@@ -35,7 +37,9 @@ const plan = (): Array<[Profile, number]> => {
   return [
     ...seedsOf(numberFrom('CHAOS_SEEDS', 24)).map((seed): [Profile, number] => ['standard', seed]),
     ...seedsOf(numberFrom('CHAOS_CONTENTION_SEEDS', 8)).map((seed): [Profile, number] => ['contention', seed]),
-    ...seedsOf(numberFrom('CHAOS_TRANSACT_SEEDS', 8)).map((seed): [Profile, number] => ['transact', seed])
+    ...seedsOf(numberFrom('CHAOS_TRANSACT_SEEDS', 8)).map((seed): [Profile, number] => ['transact', seed]),
+    ...seedsOf(numberFrom('CHAOS_TRANSACT_ONLY_SEEDS', 8)).map((seed): [Profile, number] => ['transact-only', seed]),
+    ...seedsOf(numberFrom('CHAOS_STREAM_SEEDS', 8)).map((seed): [Profile, number] => ['stream', seed])
   ]
 }
 

@@ -1,8 +1,8 @@
 import type middy6 from '@middy/core'
 import type { SQSBatchResponse } from 'aws-lambda'
 import { freshTable } from '../support/dynamodb.js'
-import { audit, type ChaosReport } from './audit.js'
-import { Consumer, NAMESPACE } from './consumer.js'
+import { audit, type ChaosReport, type Delivered } from './audit.js'
+import { Consumer, idempotencyOptions, sqsShape } from './consumer.js'
 import { newFaultCounters } from './dynamodb-faults.js'
 import { fateOf, type Rates } from './fates.js'
 import { Invocation, type CrashPhase, type Signal } from './invocation.js'
@@ -10,15 +10,19 @@ import { Ledger } from './ledger.js'
 import { OrdersTable } from './orders.js'
 import { gateway } from './payments.js'
 import { streamFor } from './prng.js'
-import { SqsQueue, type QueuedMessage } from './sqs-simulator.js'
+import { SqsQueue, type Delivery, type QueuedMessage } from './sqs-simulator.js'
+import { runStreamChaos, type StreamSettings } from './stream-scenario.js'
 import { VirtualClock } from './virtual-clock.js'
 
 export interface ChaosConfig {
   seed: number
   /** Which set of rates and sizes (see configs.ts); with the seed, all it takes to replay a run. */
   profile: string
-  /** What a payment's effect is: a ledger entry made by the function, or `transact` writes committed with its completion. */
-  effects: 'ledger' | 'transact'
+  /**
+   * What a payment's effect is: a ledger entry made by the function, or `transact` writes
+   * committed with its completion (`transact-only`: with `effects: 'transact-only'`, unclaimed).
+   */
+  effects: 'ledger' | 'transact' | 'transact-only'
   /** Distinct payments sent (producer duplicates come on top). */
   payments: number
   fifo: boolean
@@ -44,6 +48,8 @@ export interface ChaosConfig {
   endpoint: string
   /** Give up (and report a liveness failure) after this much virtual time. */
   maxVirtualMs: number
+  /** The stream profile: a Kinesis stream instead of the queue (fifo, visibility and receive counts do not apply). */
+  stream?: StreamSettings
 }
 
 export interface RunStats {
@@ -61,19 +67,21 @@ export interface RunStats {
 }
 
 interface Parked { consumer: Consumer, wakeAt: number, killedAs: CrashPhase }
+type SqsInvocation = Invocation<Delivery>
 
 /**
  * One chaos run: payments are sent (some twice, by the producer), consumers poll the
  * queue and run the real Middy stack against DynamoDB Local while the seed decides
  * crashes, faults, lost answers and slow handlers; virtual time moves from event to event.
- * Returns the audit of what happened.
+ * Returns the audit of what happened. (The stream profile runs `runStreamChaos` instead.)
  */
 export const runChaos = async (config: ChaosConfig): Promise<ChaosReport> => {
+  if (config.stream !== undefined) return await runStreamChaos(config, config.stream)
   const { seed, rates } = config
   const clock = new VirtualClock()
   const startedAt = clock.now()
   const table = await freshTable()
-  const orders = config.effects === 'transact' ? new OrdersTable(table.client) : undefined
+  const orders = config.effects === 'ledger' ? undefined : new OrdersTable(table.client)
   await orders?.create()
   const queue = new SqsQueue({
     fifo: config.fifo,
@@ -120,27 +128,19 @@ export const runChaos = async (config: ChaosConfig): Promise<ChaosReport> => {
     endpoint: config.endpoint,
     tableName: table.tableName,
     middy: config.middy,
-    options: {
-      key: 'body.paymentId',
-      namespace: NAMESPACE,
-      // Longer than any run: expiry is not what this suite is about.
-      expiresAfterSeconds: 7 * 24 * 3600,
-      onFailure: (_error, { attempt }) => attempt >= config.failFromAttempt ? 'fail' : 'delete',
-      localCacheSize: config.localCacheSize,
-      // Two consumers' clocks are up to 2 × maxSkewMs apart: that is the allowance a lease needs.
-      clockSkewMs: 2 * config.maxSkewMs,
-      logger: false
-    },
+    options: idempotencyOptions(config, { key: 'body.paymentId' }),
     faults: { seed, rate: rates.dynamoFault, maxAttempts: config.sdkMaxAttempts },
     counters,
-    charge
+    charge,
+    // Unclaimed records (transact-only) may settle without a request: the slow record waits for quiet instead.
+    shape: sqsShape(config.effects === 'transact-only' ? 'idle' : 'settled')
   }))
 
-  const invocations = new Map<string, Invocation>()
-  const parked = new Map<Invocation, Parked>()
+  const invocations = new Map<string, SqsInvocation>()
+  const parked = new Map<SqsInvocation, Parked>()
 
   /** What the scheduler does with the signal an invocation gave when it stopped running. */
-  const handle = async (consumer: Consumer, invocation: Invocation, signal: Signal): Promise<void> => {
+  const handle = async (consumer: Consumer, invocation: SqsInvocation, signal: Signal): Promise<void> => {
     switch (signal.kind) {
       case 'parked':
         parked.set(invocation, { consumer, wakeAt: signal.wakeAt, killedAs: signal.killedAs })
@@ -239,5 +239,12 @@ export const runChaos = async (config: ChaosConfig): Promise<ChaosReport> => {
   for (const consumer of consumers) consumer.destroy()
   await orders?.drop()
   await table.drop()
-  return audit({ config, stats, queue, ledger, invocations, consumers, items, counters, now: clock.now(), ...(ordersAudit === undefined ? {} : { orders: ordersAudit }) })
+  const paymentOf = (body: string): string => (JSON.parse(body) as { paymentId: string }).paymentId
+  const delivered: Delivered = {
+    label: `${config.profile}: ${config.fifo ? 'FIFO' : 'standard'} queue, ${config.consumers} consumers, batches of ${config.batchSize}, ${config.middyName}`,
+    lost: queue.messages.filter((m) => m.state === 'deleted' && !ledger.applied(paymentOf(m.body))).map((m) => m.messageId),
+    notDrained: queue.messages.filter((m) => m.state === 'available').map((m) => m.messageId),
+    deadLettered: queue.deadLetters.length
+  }
+  return audit({ config, stats, delivered, ledger, invocations, consumers, items, counters, now: clock.now(), ...(ordersAudit === undefined ? {} : { orders: ordersAudit }) })
 }
