@@ -96,18 +96,41 @@ export const isPlainObject = (value: object): boolean => {
 }
 
 /**
- * True when a selection holds no defined value anywhere inside: `undefined`, `null`, `''`, or
- * arrays and plain objects made only of those (`{ id: undefined }`, `{}`, `[null]`). Hashed, such
- * a selection would still be a key, and every unit without its id would share it. `0`, `false`
- * and objects that are not plain data (a Date) are values.
+ * Judged on what is hashed (after `toJSON`): `undefined`, `null`, `''`, a number JSON writes as
+ * `null` (`NaN`, `Infinity`: `Number()` of a missing id), and arrays and plain objects made only
+ * of those (`{ id: undefined }`, `{}`, `[null]`). `0`, `false` and a valid Date are values.
  */
 export const isEmptySelection = (value: unknown): boolean => {
-  if (value === undefined || value === null || value === '') return true
-  if (typeof value !== 'object') return false
-  if (Array.isArray(value)) return value.every(isEmptySelection)
-  if (!isPlainObject(value)) return false
-  return Object.values(value).every(isEmptySelection)
+  const hashed = asHashed(value)
+  if (hashed === undefined || hashed === null || hashed === '') return true
+  if (typeof hashed === 'number') return !Number.isFinite(hashed)
+  if (typeof hashed !== 'object') return false
+  if (Array.isArray(hashed)) return hashed.every(isEmptySelection)
+  if (!isPlainObject(hashed)) return false
+  return Object.values(hashed).every(isEmptySelection)
 }
+
+/**
+ * Where a key selection is empty, as a path (`''` for the whole of it, `paymentId`, `ids[1]`),
+ * or undefined when every part holds a value. A composite key with one empty part would be
+ * shared by every unit missing that part, just as a wholly empty one would.
+ */
+export const emptyPartOf = (value: unknown, path = ''): string | undefined => {
+  if (isEmptySelection(value)) return path
+  const hashed = asHashed(value)
+  if (typeof hashed !== 'object' || hashed === null || (!Array.isArray(hashed) && !isPlainObject(hashed))) return undefined
+  for (const [name, part] of Object.entries(hashed)) {
+    const found = emptyPartOf(part, Array.isArray(hashed) ? `${path}[${name}]` : path === '' ? name : `${path}.${name}`)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
+/** What `canonicalJson` hashes of an object with `toJSON` (a Date, a class of the user's). */
+const asHashed = (value: unknown): unknown =>
+  typeof value === 'object' && value !== null && !isPlainObject(value) && typeof (value as { toJSON?: unknown }).toJSON === 'function'
+    ? (value as { toJSON: () => unknown }).toJSON()
+    : value
 
 /** sha256 in hex of the canonical JSON of `value`. */
 export const hashOf = (value: unknown): string =>
