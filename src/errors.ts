@@ -89,13 +89,19 @@ export class IdempotencyFailedError extends IdempotencyError {
  * ```
  */
 export class IdempotencyKeyError extends IdempotencyError {
-  /** 400: for a whole HTTP event, a missing key is the client's mistake. */
-  readonly statusCode = 400
-  readonly expose = true
+  /**
+   * 400 when the request is to blame (no `Idempotency-Key`, a body that is not JSON, a missing
+   * field): its message is exposed to the client. 500 when the server is (a key function that
+   * throws or returns something that cannot be hashed): its message stays in the logs.
+   */
+  readonly statusCode: 400 | 500
+  readonly expose: boolean
 
-  constructor (message: string, cause?: unknown) {
+  constructor (message: string, cause?: unknown, options: { clientError?: boolean } = {}) {
     super(message, { cause })
     this.name = 'IdempotencyKeyError'
+    this.expose = options.clientError ?? true
+    this.statusCode = this.expose ? 400 : 500
   }
 }
 

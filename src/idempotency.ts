@@ -1,4 +1,4 @@
-import { defaultEventKey, defaultEventPayload } from './adapters/http.js'
+import { defaultEventKey, defaultEventPayload, runsUnprotected } from './adapters/http.js'
 import { wholeEventAdapter } from './adapters/whole-event.js'
 import { batchAdapter } from './batch/batch-adapter.js'
 import { sourceByMode, sourceOf } from './sources/index.js'
@@ -79,6 +79,8 @@ export const idempotency = <TEvent = any>(options: IdempotencyOptions<TEvent>): 
   }
   const event = wholeEventAdapter(config, selection({ key: defaultEventKey, payload: defaultEventPayload }, 'the event'), {
     timeoutMarginMs: resolved.timeoutMarginMs,
+    // Only the default key leaves GET and the like without the header unprotected.
+    ...(resolved.key === undefined ? { runsUnprotected } : {}),
     ...(resolved.responseHook === undefined ? {} : { responseHook: resolved.responseHook })
   })
   const forced = resolved.mode === 'auto' || resolved.mode === 'event' ? undefined : sourceByMode(resolved.mode)

@@ -8,7 +8,13 @@ export interface HttpRequest {
   key?: string
   headerName?: string
   body?: string
+  /** Query string parameters. */
+  query?: Record<string, string>
+  /** The authenticated caller, as the shape's authorizer reports it (ALB has none). */
+  caller?: string
 }
+
+const queryString = (r: HttpRequest): string => new URLSearchParams(r.query ?? {}).toString()
 
 let requests = 0
 const requestId = (): string => `req-${++requests}-${Math.random().toString(36).slice(2, 8)}`
@@ -28,13 +34,16 @@ export const restApiEvent = (r: HttpRequest): APIGatewayProxyEvent => {
     resource: r.path ?? '/orders',
     headers,
     multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, [v]])),
-    queryStringParameters: null,
-    multiValueQueryStringParameters: null,
+    queryStringParameters: r.query ?? null,
+    multiValueQueryStringParameters: r.query === undefined ? null : Object.fromEntries(Object.entries(r.query).map(([k, v]) => [k, [v]])),
     pathParameters: null,
     stageVariables: null,
     body: r.body ?? '{"amount":5}',
     isBase64Encoded: false,
-    requestContext: { requestId: requestId(), requestTimeEpoch: Date.now(), stage: 'prod', httpMethod: r.method ?? 'POST' } as unknown as APIGatewayProxyEvent['requestContext']
+    requestContext: {
+      requestId: requestId(), requestTimeEpoch: Date.now(), stage: 'prod', httpMethod: r.method ?? 'POST',
+      ...(r.caller === undefined ? {} : { authorizer: { principalId: r.caller } })
+    } as unknown as APIGatewayProxyEvent['requestContext']
   }
 }
 
@@ -43,14 +52,16 @@ export const httpApiEvent = (r: HttpRequest): APIGatewayProxyEventV2 => ({
   version: '2.0',
   routeKey: `${r.method ?? 'POST'} ${r.path ?? '/orders'}`,
   rawPath: r.path ?? '/orders',
-  rawQueryString: '',
+  rawQueryString: queryString(r),
+  ...(r.query === undefined ? {} : { queryStringParameters: r.query }),
   headers: Object.fromEntries(Object.entries(headersOf(r)).map(([k, v]) => [k.toLowerCase(), v])),
   body: r.body ?? '{"amount":5}',
   isBase64Encoded: false,
   requestContext: {
     requestId: requestId(),
     timeEpoch: Date.now(),
-    http: { method: r.method ?? 'POST', path: r.path ?? '/orders', protocol: 'HTTP/1.1', sourceIp: '203.0.113.1', userAgent: 'test' }
+    http: { method: r.method ?? 'POST', path: r.path ?? '/orders', protocol: 'HTTP/1.1', sourceIp: '203.0.113.1', userAgent: 'test' },
+    ...(r.caller === undefined ? {} : { authorizer: { jwt: { claims: { sub: r.caller }, scopes: [] } } })
   } as unknown as APIGatewayProxyEventV2['requestContext']
 })
 
@@ -65,6 +76,7 @@ export const albEvent = (r: HttpRequest): ALBEvent => ({
   httpMethod: r.method ?? 'POST',
   path: r.path ?? '/orders',
   multiValueHeaders: Object.fromEntries(Object.entries(headersOf(r)).map(([k, v]) => [k.toLowerCase(), [v]])),
+  ...(r.query === undefined ? {} : { multiValueQueryStringParameters: Object.fromEntries(Object.entries(r.query).map(([k, v]) => [k, [encodeURIComponent(v)]])) }),
   body: r.body ?? '{"amount":5}',
   isBase64Encoded: false,
   requestContext: { elb: { targetGroupArn: 'arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/orders/abc' } }

@@ -11,8 +11,15 @@ import { IdempotencyKeyError } from '../errors.js'
 /** The name of the header, matched whatever its case. */
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key'
 
-/** What identifies an HTTP request: its method, its path and the client's key. */
-export interface HttpRequestKey { method: string, path: string, idempotencyKey: string }
+/**
+ * What identifies an HTTP request: its method, path and query (the request target), the
+ * authenticated caller when an authorizer names one, and the client's key. Two clients, or one
+ * client on two query strings, never share a stored response.
+ */
+export interface HttpRequestKey { method: string, path: string, query?: Array<[string, string]>, caller?: string, idempotencyKey: string }
+
+/** The methods the draft's header is for: without the key they are refused. Others run unprotected. */
+const KEYED_METHODS = new Set(['POST', 'PATCH'])
 
 type Headers = Record<string, unknown> | null | undefined
 
@@ -20,9 +27,20 @@ interface HttpEventShape {
   httpMethod?: unknown
   path?: unknown
   rawPath?: unknown
+  rawQueryString?: unknown
+  queryStringParameters?: Record<string, unknown> | null
+  multiValueQueryStringParameters?: Record<string, unknown> | null
   headers?: Headers
   multiValueHeaders?: Record<string, unknown> | null
-  requestContext?: { http?: { method?: unknown } } | null
+  requestContext?: { http?: { method?: unknown }, authorizer?: Authorizer | null, identity?: { userArn?: unknown, cognitoIdentityId?: unknown } | null } | null
+}
+
+interface Authorizer {
+  principalId?: unknown
+  claims?: { sub?: unknown }
+  jwt?: { claims?: { sub?: unknown } }
+  iam?: { userArn?: unknown }
+  lambda?: { principalId?: unknown, sub?: unknown }
 }
 
 /**
@@ -97,9 +115,9 @@ const isKey = (value: unknown): value is string => typeof value === 'string' && 
 
 /**
  * The default key of a whole event: for an HTTP event, its `Idempotency-Key` header with its
- * method and path; for any other event, the event itself (hashed). An HTTP request without
- * the header is refused with `IdempotencyKeyError` (400): hashing the whole request instead
- * would never match a retry, whose `requestContext` is new.
+ * method, path, query and caller; for any other event, the event itself (hashed). A POST or
+ * PATCH without the header is refused with `IdempotencyKeyError` (400): hashing the whole
+ * request instead would never match a retry, whose `requestContext` is new.
  *
  * @example
  * ```ts
@@ -114,8 +132,48 @@ export const defaultEventKey = (event: unknown): unknown => {
   if (idempotencyKey === undefined) {
     throw new IdempotencyKeyError(`the ${IDEMPOTENCY_KEY_HEADER} header is missing from ${request.method} ${request.path}: an HTTP request is identified by it (or set the key option)`)
   }
-  const key: HttpRequestKey = { ...request, idempotencyKey }
+  const query = queryOf(event as HttpEventShape)
+  const caller = callerOf(event as HttpEventShape)
+  const key: HttpRequestKey = { ...request, ...(query.length === 0 ? {} : { query }), ...(caller === undefined ? {} : { caller }), idempotencyKey }
   return key
+}
+
+/**
+ * True for an HTTP request the default key does not protect: a method other than POST and
+ * PATCH (GET, HEAD, OPTIONS, PUT, DELETE are idempotent by HTTP's own rules) sent without the
+ * header. It runs as if the middleware were not there, so preflights and health checks pass.
+ *
+ * @example
+ * ```ts
+ * runsUnprotected({ httpMethod: 'GET', path: '/health', headers: {}, requestContext: {} }) // true
+ * ```
+ */
+export const runsUnprotected = (event: unknown): boolean => {
+  const request = httpRequestOf(event)
+  return request !== undefined && !KEYED_METHODS.has(request.method) && idempotencyKeyOf(event) === undefined
+}
+
+/** The query as sorted name-value pairs, whichever shape carries it, so parameter order does not matter. */
+const queryOf = (event: HttpEventShape): Array<[string, string]> => {
+  const pairs: Array<[string, string]> = []
+  if (typeof event.rawQueryString === 'string') {
+    for (const [name, value] of new URLSearchParams(event.rawQueryString)) pairs.push([name, value])
+  } else {
+    const source = event.multiValueQueryStringParameters ?? event.queryStringParameters ?? {}
+    for (const [name, values] of Object.entries(source)) {
+      for (const value of Array.isArray(values) ? values : [values]) pairs.push([name, String(value)])
+    }
+  }
+  return pairs.sort(([a, x], [b, y]) => a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0)
+}
+
+/** The authenticated caller, as API Gateway's and function URLs' authorizers name it. */
+const callerOf = (event: HttpEventShape): string | undefined => {
+  const context = event.requestContext
+  const a = context?.authorizer
+  const found = [a?.principalId, a?.claims?.sub, a?.jwt?.claims?.sub, a?.iam?.userArn, a?.lambda?.principalId, a?.lambda?.sub, context?.identity?.userArn, context?.identity?.cognitoIdentityId]
+    .find((v) => typeof v === 'string' && v !== '')
+  return found as string | undefined
 }
 
 /**

@@ -20,6 +20,8 @@ interface Claimed { unit: Unit, leaseToken: string, settled: boolean, writes: Tr
 export interface WholeEventOptions {
   timeoutMarginMs: number
   responseHook?: (response: unknown, info: { key: string, event: unknown }) => unknown
+  /** Events that run without idempotency: nothing claimed, nothing stored (see `runsUnprotected`). */
+  runsUnprotected?: (event: unknown) => boolean
 }
 
 /**
@@ -39,6 +41,7 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
   }
 
   const before = async (request: MiddyRequest): Promise<unknown> => {
+    if (options.runsUnprotected?.(request.event) === true) return undefined
     watchErrors(request)
     let unit: Unit
     try {

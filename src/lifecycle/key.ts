@@ -36,7 +36,7 @@ export const compileSelector = (selector: Selector, what: string): Select => {
       } catch (error) {
         // Already says what is missing (the default HTTP key names the header).
         if (error instanceof IdempotencyKeyError) throw error
-        throw new IdempotencyKeyError(`the ${what} function threw: ${(error as Error)?.message ?? String(error)}`, error)
+        throw new IdempotencyKeyError(`the ${what} function threw: ${(error as Error)?.message ?? String(error)}`, error, { clientError: false })
       }
     }
   }

@@ -24,8 +24,8 @@ export const prepareUnit = (selection: Selection, input: unknown, context: unkno
       return run()
     } catch (error) {
       // The selectors already say what went wrong; anything else is a hashing problem.
-      if (error instanceof IdempotencyKeyError) throw new IdempotencyKeyError(`${label}: ${error.message}`, error.cause)
-      throw new IdempotencyKeyError(`${label}: ${problem}: ${(error as Error)?.message ?? String(error)}`, error)
+      if (error instanceof IdempotencyKeyError) throw new IdempotencyKeyError(`${label}: ${error.message}`, error.cause, { clientError: error.expose })
+      throw new IdempotencyKeyError(`${label}: ${problem}: ${(error as Error)?.message ?? String(error)}`, error, { clientError: false })
     }
   }
   const key = step('the key cannot be taken', () => selection.key(input, context))

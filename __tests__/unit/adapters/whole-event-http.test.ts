@@ -33,6 +33,24 @@ describe.each(middyVersions)('HTTP events in whole-event mode, %s', (_, middy) =
       expect(calls).toHaveBeenCalledTimes(4)
     })
 
+    test('the key is scoped by the query string too: the same key and body with another query is other work', async () => {
+      const { handler, calls } = build()
+      await send(handler, { key: 'k-1', query: { account: 'A' } })
+      await send(handler, { key: 'k-1', query: { account: 'B' } })
+      expect(calls).toHaveBeenCalledTimes(2)
+      // The same query is the same request, whatever the order of its parameters.
+      await send(handler, { key: 'k-3', query: { a: '1', b: '2' } })
+      await send(handler, { key: 'k-3', query: { b: '2', a: '1' } })
+      expect(calls).toHaveBeenCalledTimes(3)
+    })
+
+    test('without the header, a GET, HEAD, OPTIONS, PUT or DELETE runs unprotected: nothing is claimed, no 400', async () => {
+      const { handler, calls, store } = build()
+      for (const method of ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'GET']) await send(handler, { method })
+      expect(calls).toHaveBeenCalledTimes(6)
+      expect(store.records()).toEqual([])
+    })
+
     test('without the header (or with an empty one) the request is refused with IdempotencyKeyError (400) naming the header; nothing runs or is stored', async () => {
       const { handler, calls, store } = build()
       for (const request of [{}, { key: '' }, { key: '  ' }]) {
@@ -65,6 +83,21 @@ describe.each(middyVersions)('HTTP events in whole-event mode, %s', (_, middy) =
       expect(await handler(retry, lambdaContext())).toEqual({ statusCode: 200, headers: { 'content-type': 'application/json', 'Idempotent-Replayed': 'true' }, body: '{"id":1}' })
       expect(seen).toEqual([{ key: expect.stringMatching(/^api#[0-9a-f]{64}$/), event: retry }])
     })
+  })
+
+  test.each(httpEventShapes.filter(([shape]) => !shape.startsWith('ALB')))('%s: the key is scoped by the authenticated caller: two callers\' same key is two pieces of work', async (_shape, event) => {
+    const { handler, calls } = build()
+    await handler(event({ key: 'k-1', caller: 'alice' }), lambdaContext())
+    await handler(event({ key: 'k-1', caller: 'bob' }), lambdaContext())
+    await handler(event({ key: 'k-1', caller: 'alice' }), lambdaContext())
+    expect(calls).toHaveBeenCalledTimes(2)
+  })
+
+  test('a key function that throws is the server\'s bug: a 500 whose message is not exposed, not a 400', async () => {
+    const { handler } = build(undefined, { key: () => { throw new Error('secret internals') } })
+    const error = await handler(httpApiEvent({ key: 'k-1' }), lambdaContext()).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(IdempotencyKeyError)
+    expect(error).toMatchObject({ statusCode: 500, expose: false })
   })
 
   test('a replayed response with multiValueHeaders carries the header there too', async () => {
