@@ -115,8 +115,7 @@ export interface IdempotencyOptions<TEvent = any> {
   clockSkewMs?: number
   /**
    * How close to the Lambda deadline (in milliseconds) a failure counts as a timeout, whatever
-   * error or error status the stack made of it (whole event), or an answer that is not one
-   * settled entry per record (batch). A timed-out unit keeps its lease (its work may still be
+   * error or error status (whole event) the stack made of it. A timed-out unit keeps its lease (its work may still be
    * running) instead of going through `onFailure`; the lease ends at the deadline anyway. Set it
    * to at least your Middy `timeoutEarlyInMillis`. [1000]
    */

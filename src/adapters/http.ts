@@ -39,7 +39,7 @@ interface Authorizer {
   principalId?: unknown
   claims?: { sub?: unknown }
   jwt?: { claims?: { sub?: unknown } }
-  iam?: { userArn?: unknown }
+  iam?: { userArn?: unknown, cognitoIdentity?: { identityId?: unknown } }
   lambda?: { principalId?: unknown, sub?: unknown }
 }
 
@@ -167,14 +167,24 @@ const queryOf = (event: HttpEventShape): Array<[string, string]> => {
   return pairs.sort(([a, x], [b, y]) => a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0)
 }
 
-/** The authenticated caller, as API Gateway's and function URLs' authorizers name it. */
+/**
+ * The authenticated caller, as API Gateway's and function URLs' authorizers name it: a
+ * principal, a token's `sub`, a Cognito identity (identity-pool users all share one role ARN),
+ * then an IAM ARN. An assumed role is its role, not its session: the session name changes with
+ * the worker (an ECS task, an EC2 instance) and with every credential refresh, and a retry
+ * from another worker of the same service must still meet the first request.
+ */
 const callerOf = (event: HttpEventShape): string | undefined => {
   const context = event.requestContext
   const a = context?.authorizer
-  const found = [a?.principalId, a?.claims?.sub, a?.jwt?.claims?.sub, a?.iam?.userArn, a?.lambda?.principalId, a?.lambda?.sub, context?.identity?.userArn, context?.identity?.cognitoIdentityId]
-    .find((v) => typeof v === 'string' && v !== '')
-  return found as string | undefined
+  const identity = [a?.principalId, a?.claims?.sub, a?.jwt?.claims?.sub, a?.lambda?.principalId, a?.lambda?.sub, a?.iam?.cognitoIdentity?.identityId, context?.identity?.cognitoIdentityId]
+    .find(isNonEmptyString)
+  if (identity !== undefined) return identity
+  const arn = [a?.iam?.userArn, context?.identity?.userArn].find(isNonEmptyString)
+  return arn?.replace(/^(arn:[^:]+:sts::\d+:assumed-role\/[^/]+)\/.*$/, '$1')
 }
+
+const isNonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== ''
 
 /**
  * The default payload of a whole event: the event itself, except for HTTP events (anything

@@ -71,7 +71,7 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
       forgetBatch(batch)
       throw new IdempotencyConfigError("idempotency: effects: 'transact-only' needs the handler to be perRecord(fn), whose effects are its transact writes")
     }
-    if (batch.closed || unfinished(request, batch)) {
+    if (batch.closed || unfinished(batch)) {
       // Middy's timeout answered (a `timeoutEarlyResponse` that returns) while work was running.
       await closeOnTimeout(batch)
       return answer(request, batch, 'native')
@@ -145,16 +145,13 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
   }
 
   /**
-   * Whether the handler's answer came before its work was done. perRecord knows: it resolves
-   * only once every record is settled. For a hand-written handler, a custom
-   * `timeoutEarlyResponse` that returns is told apart from the handler's own answer by the
-   * clock, unless the answer is one settled entry per record, which only the handler makes.
+   * Whether the handler's answer came before its work was done (a custom
+   * `timeoutEarlyResponse` that returns). perRecord knows: it resolves only once every record
+   * is settled. A hand-written handler's answer is trusted: one that answers shortly before
+   * the deadline cannot be told apart from a returning `timeoutEarlyResponse`, and re-running
+   * every record it finished would be the likelier harm (the README says to use perRecord).
    */
-  const unfinished = (request: MiddyRequest, batch: BatchState): boolean => {
-    if (batch.scheduled) return batch.run.some((s) => s.phase !== 'settled')
-    const exact = Array.isArray(request.response) && request.response.length === batch.run.length
-    return !exact && timedOut(request, options.timeoutMarginMs, config.now)
-  }
+  const unfinished = (batch: BatchState): boolean => batch.scheduled && batch.run.some((s) => s.phase !== 'settled')
 
   const settleUnsettled = async (batch: BatchState, settle: (state: RecordState) => Promise<void>): Promise<void> => {
     await forEachBounded(batch.run.filter((s) => s.phase !== 'settled' && s.phase !== 'settling'), concurrency, settle)

@@ -110,22 +110,6 @@ export const isEmptySelection = (value: unknown): boolean => {
   return Object.values(hashed).every(isEmptySelection)
 }
 
-/**
- * Where a key selection is empty, as a path (`''` for the whole of it, `paymentId`, `ids[1]`),
- * or undefined when every part holds a value. A composite key with one empty part would be
- * shared by every unit missing that part, just as a wholly empty one would.
- */
-export const emptyPartOf = (value: unknown, path = ''): string | undefined => {
-  if (isEmptySelection(value)) return path
-  const hashed = asHashed(value)
-  if (typeof hashed !== 'object' || hashed === null || (!Array.isArray(hashed) && !isPlainObject(hashed))) return undefined
-  for (const [name, part] of Object.entries(hashed)) {
-    const found = emptyPartOf(part, Array.isArray(hashed) ? `${path}[${name}]` : path === '' ? name : `${path}.${name}`)
-    if (found !== undefined) return found
-  }
-  return undefined
-}
-
 /** What `canonicalJson` hashes of an object with `toJSON` (a Date, a class of the user's). */
 const asHashed = (value: unknown): unknown =>
   typeof value === 'object' && value !== null && !isPlainObject(value) && typeof (value as { toJSON?: unknown }).toJSON === 'function'

@@ -1,7 +1,7 @@
 import { IdempotencyKeyError } from '../errors.js'
 import type { Unit } from './config.js'
 import { inspect } from 'node:util'
-import { emptyPartOf, hashOf, storedKey, type Select } from './key.js'
+import { hashOf, isEmptySelection, storedKey, type Select } from './key.js'
 
 /** The compiled `key` and `payload` options of one middleware. */
 export interface Selection {
@@ -29,12 +29,9 @@ export const prepareUnit = (selection: Selection, input: unknown, context: unkno
     }
   }
   const key = step('the key cannot be taken', () => selection.key(input, context))
-  const empty = emptyPartOf(key)
-  if (empty !== undefined) {
+  if (isEmptySelection(key)) {
     const found = key === undefined || key === null ? 'nothing' : inspect(key, { depth: 4, breakLength: Infinity })
-    throw new IdempotencyKeyError(empty === ''
-      ? `${label}: the key is empty (${selection.keyName} found ${found}): nothing to identify the work by`
-      : `${label}: the key's part ${empty} is empty (${selection.keyName} found ${found}): every unit missing it would share one key`)
+    throw new IdempotencyKeyError(`${label}: the key is empty (${selection.keyName} found ${found}): nothing to identify the work by`)
   }
   const unit: Unit = { key: step(`the key from ${selection.keyName} cannot be hashed`, () => storedKey(selection.namespace, key)), attempt }
   const { payload } = selection

@@ -93,6 +93,22 @@ describe.each(middyVersions)('HTTP events in whole-event mode, %s', (_, middy) =
     expect(calls).toHaveBeenCalledTimes(2)
   })
 
+  test('an IAM caller is its role, not its session: a retry from another worker or after a credential refresh is replayed', async () => {
+    const { handler, calls } = build()
+    const from = (session: string) => ({ ...restApiEvent({ key: 'pay-1' }), requestContext: { requestId: session, identity: { userArn: `arn:aws:sts::123456789012:assumed-role/PaymentsCaller/${session}` } } })
+    await handler(from('i-0aaa'), lambdaContext())
+    await handler(from('i-0bbb'), lambdaContext())
+    expect(calls).toHaveBeenCalledTimes(1)
+  })
+
+  test('Cognito identity-pool users share a role ARN but not an identity: their same key is two pieces of work', async () => {
+    const { handler, calls } = build()
+    const as = (identity: string) => ({ ...restApiEvent({ key: 'k-1' }), requestContext: { requestId: identity, identity: { cognitoIdentityId: identity, userArn: 'arn:aws:sts::123456789012:assumed-role/Cognito_PoolAuth_Role/CognitoIdentityCredentials' } } })
+    await handler(as('us-east-1:user-1'), lambdaContext())
+    await handler(as('us-east-1:user-2'), lambdaContext())
+    expect(calls).toHaveBeenCalledTimes(2)
+  })
+
   test('a key function that throws is the server\'s bug: a 500 whose message is not exposed, not a 400', async () => {
     const { handler } = build(undefined, { key: () => { throw new Error('secret internals') } })
     const error = await handler(httpApiEvent({ key: 'k-1' }), lambdaContext()).catch((e: unknown) => e)
