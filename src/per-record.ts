@@ -3,7 +3,7 @@ import { IdempotencyConfigError, IdempotencyHeldBackError } from './errors.js'
 import { settleRecord } from './batch/settle-record.js'
 import { schedule } from './batch/schedule.js'
 import { findBatch, type BatchState } from './batch/state.js'
-import { leaseFor } from './lifecycle/lease.js'
+import { deadlineWithin } from './lifecycle/lease.js'
 import { fulfilled, rejected } from './lifecycle/outcome.js'
 import { queueTransact } from './lifecycle/transact.js'
 import { sourceOf } from './sources/index.js'
@@ -14,11 +14,6 @@ const DEFAULT_CONCURRENCY = 50
 
 /** The live batches listening to each of Middy's signals (see `runBatch`). */
 const signalUsers = new WeakMap<AbortSignal, Set<BatchState>>()
-
-const deadlineWithin = (context: unknown, marginMs: number, now: () => number): boolean => {
-  const lease = leaseFor(context, now)
-  return lease.until - lease.nowMs <= marginMs
-}
 
 /**
  * The batch handler that runs `fn` once per record and settles each record the moment its
@@ -75,7 +70,7 @@ const runBatch = async <TRecord>(batch: BatchState, records: TRecord[], fn: (rec
   signalUsers.set(run.signal, listening)
   listening.add(batch)
   const close = (): void => {
-    if (listening.size > 1 && !deadlineWithin(batch.context, batch.timeoutMarginMs, batch.config.now)) return
+    if (listening.size > 1 && !deadlineWithin(batch.context, batch.timeoutMarginMs)) return
     batch.closed = true
     batch.timedOut = true
   }

@@ -76,7 +76,7 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
 
   /** Keeps the lease when the invocation ran out of time: the handler may still be working. */
   const keepIfTimedOut = (request: MiddyRequest, claimed: Claimed, error: unknown): boolean => {
-    if (!timedOut(request, options.timeoutMarginMs, config.now)) return false
+    if (!timedOut(request, options.timeoutMarginMs)) return false
     config.logger.warn({ message: 'idempotency: timed out; lease kept until it lapses', key: claimed.unit.key })
     report({ kind: 'timed-out', key: claimed.unit.key, error })
     return true
@@ -99,13 +99,13 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
       const error = new HttpServerErrorResponse(response.statusCode, response)
       if (keepIfTimedOut(request, claimed, error)) return
       if (response.statusCode >= 500) {
-        await applyOnFailure(config, claimed.unit, claimed.leaseToken, error)
+        await applyOnFailure(config, claimed.unit, claimed, error)
         report({ kind: 'failed', key: claimed.unit.key, error })
         return
       }
     }
     const { result, kind } = claimed.writes.length > 0
-      ? await commitWithCompletion(config, claimed.unit, claimed.leaseToken, response, claimed.writes)
+      ? await commitWithCompletion(config, claimed.unit, claimed, response, claimed.writes)
       : await complete(config, claimed.unit, claimed.leaseToken, response)
     if (result.status === 'rejected') {
       report({ kind, key: claimed.unit.key, error: result.reason })
@@ -121,7 +121,7 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
     // What was really thrown, not what a middleware inside ours (http-error-handler) made of it.
     const error = originalError(request)
     if (keepIfTimedOut(request, claimed, error)) return
-    await applyOnFailure(config, claimed.unit, claimed.leaseToken, error)
+    await applyOnFailure(config, claimed.unit, claimed, error)
     report({ kind: 'failed', key: claimed.unit.key, error })
   }
 

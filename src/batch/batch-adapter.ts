@@ -4,7 +4,7 @@ import type { LifecycleConfig, Unit } from '../lifecycle/config.js'
 import { leaseFor } from '../lifecycle/lease.js'
 import { rejected } from '../lifecycle/outcome.js'
 import type { Selection } from '../lifecycle/prepare.js'
-import { keepFailed } from '../lifecycle/settle.js'
+import { keepFailed, type Hold } from '../lifecycle/settle.js'
 import { originalError, timedOut, watchErrors } from '../lifecycle/timeout.js'
 import { recordsOf, type BatchSource } from '../sources/source.js'
 import type { Adapter, MiddyRequest } from '../adapters/adapter.js'
@@ -84,7 +84,7 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
       // Keep them FAILED rather than release them to run again; the error goes on to onError.
       config.logger.error({ message: (error as Error).message, error })
       await settleUnsettled(batch, async (state) => {
-        await keepFailed(config, state.unit as Unit, leaseOf(state), error)
+        await keepFailed(config, state.unit as Unit, state.outcome as Hold, error)
         Object.assign(state, { result: rejected(error), settledAs: 'failed', phase: 'settled' })
       })
       batch.answered = true
@@ -103,7 +103,7 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
     if (batch === undefined) return
     request.event = batch.event
     if (batch.answered) return
-    if (batch.closed || timedOut(request, options.timeoutMarginMs, config.now)) {
+    if (batch.closed || timedOut(request, options.timeoutMarginMs)) {
       await closeOnTimeout(batch)
       // perRecord knows what became of each record: the finished ones are answered as such,
       // instead of the whole batch coming back (they would only replay, but cost a delivery).
@@ -171,6 +171,5 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
   return { before, after, onError }
 }
 
-const leaseOf = (state: RecordState): string => (state.outcome as { leaseToken: string }).leaseToken
 
 const notStarted = (why: string): IdempotencyHeldBackError => new IdempotencyHeldBackError(why)

@@ -2,7 +2,7 @@ import { IdempotencyError, IdempotencyHeldBackError } from '../errors.js'
 import { commitWithCompletion, type TransactItem } from '../lifecycle/commit.js'
 import type { Unit } from '../lifecycle/config.js'
 import { rejected } from '../lifecycle/outcome.js'
-import { applyOnFailure, applyOnFailureUnclaimed, complete, releaseRegardlessOfPolicy, type Settlement } from '../lifecycle/settle.js'
+import { applyOnFailure, complete, releaseRegardlessOfPolicy, type Settlement } from '../lifecycle/settle.js'
 import type { BatchState, RecordState } from './state.js'
 
 /**
@@ -16,23 +16,24 @@ export const settleRecord = async (batch: BatchState, state: RecordState, result
   state.phase = 'settling'
   const { config } = batch
   const unit = state.unit as Unit
-  const { leaseToken, unclaimed = false } = state.outcome
+  const hold = state.outcome
+  const { leaseToken, unclaimed = false } = hold
   let settlement: Settlement
   try {
     if (result.status === 'fulfilled') {
       // Unclaimed (`effects: 'transact-only'`), the commit is the claim, writes or none.
       settlement = writes.length > 0 || unclaimed
-        ? await commitWithCompletion(config, unit, leaseToken, result.value, writes, unclaimed)
+        ? await commitWithCompletion(config, unit, hold, result.value, writes)
         : await complete(config, unit, leaseToken, result.value)
     } else if (result.reason instanceof IdempotencyHeldBackError) {
-      if (!unclaimed) await releaseRegardlessOfPolicy(config, unit, leaseToken)
+      await releaseRegardlessOfPolicy(config, unit, hold)
       settlement = { result, kind: 'held-back' }
     } else if (batch.timedOut) {
       // Failed after Middy's timeout, most likely because its signal aborted the work: a request
       // may be out whose effect landed. Keep the lease (DESIGN §5): it lapses at the deadline.
       settlement = { result, kind: 'timed-out' }
     } else {
-      await (unclaimed ? applyOnFailureUnclaimed(config, unit, result.reason) : applyOnFailure(config, unit, leaseToken, result.reason))
+      await applyOnFailure(config, unit, hold, result.reason)
       settlement = { result, kind: 'failed' }
     }
   } catch (error) {

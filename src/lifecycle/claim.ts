@@ -20,11 +20,9 @@ import { parseResponse } from './response.js'
  * if it still protects the key, no write is made at all.
  */
 export const claim = async (config: LifecycleConfig, unit: Unit, lease: Lease, standing?: IdempotencyRecord): Promise<ClaimDecision> => {
-  const cached = config.cache?.get(unit.key, lease.nowMs)
-  if (cached !== undefined) return judge(config, unit, cached)
-  // Another host's lease only counts as lapsed once it has been over for longer than the clock skew allowed.
+  const known = decideFromKnown(config, unit, lease, standing)
+  if (known !== undefined) return known
   const cutoff = lease.nowMs - config.clockSkewMs
-  if (standing !== undefined && !isClaimable(standing, cutoff)) return judge(config, unit, standing)
 
   const leaseToken = randomUUID()
   const nowSeconds = Math.floor(lease.nowMs / 1000)
@@ -54,11 +52,19 @@ export const claim = async (config: LifecycleConfig, unit: Unit, lease: Lease, s
  * its key already decides (the local cache, or the bulk read of redeliveries). Its commit
  * makes the claim, so concurrent duplicates may both run and exactly one commits.
  */
-export const admit = (config: LifecycleConfig, unit: Unit, lease: Lease, standing?: IdempotencyRecord): ClaimDecision => {
+export const admit = (config: LifecycleConfig, unit: Unit, lease: Lease, standing?: IdempotencyRecord): ClaimDecision =>
+  decideFromKnown(config, unit, lease, standing) ?? { kind: 'run', leaseToken: randomUUID(), unclaimed: true }
+
+/**
+ * What a record already known to protect the key decides, with no request: one the local
+ * cache holds, or one read in bulk (`standing`). Undefined when none does.
+ */
+const decideFromKnown = (config: LifecycleConfig, unit: Unit, lease: Lease, standing?: IdempotencyRecord): ClaimDecision | undefined => {
   const cached = config.cache?.get(unit.key, lease.nowMs)
   if (cached !== undefined) return judge(config, unit, cached)
+  // Another host's lease only counts as lapsed once it has been over for longer than the clock skew allowed.
   if (standing !== undefined && !isClaimable(standing, lease.nowMs - config.clockSkewMs)) return judge(config, unit, standing)
-  return { kind: 'run', leaseToken: randomUUID(), unclaimed: true }
+  return undefined
 }
 
 /** What a record that protects the key means for this unit (no write is ever made here). */

@@ -5,7 +5,7 @@ import { fulfilled, rejected } from './outcome.js'
 import { serialiseResponse } from './response.js'
 import { judge } from './claim.js'
 import { kindOfRefusal } from './report.js'
-import { applyOnFailure, applyOnFailureUnclaimed, keepFailed, lostLease, releaseRegardlessOfPolicy, type Settlement } from './settle.js'
+import { applyOnFailure, keepFailed, lostLease, releaseRegardlessOfPolicy, type Hold, type Settlement } from './settle.js'
 
 export type { TransactItem }
 
@@ -47,7 +47,8 @@ const tooMuch = (writes: readonly TransactItem[]): { code: string, problem: stri
  * fails with an `IdempotencyTransactError` through `onFailure`. Refused by our fence: nothing
  * applied, reported failed as a lost lease (the new owner's result replays later).
  */
-export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, leaseToken: string, response: unknown, writes: readonly TransactItem[], unclaimed = false): Promise<Settlement> => {
+export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, hold: Hold, response: unknown, writes: readonly TransactItem[]): Promise<Settlement> => {
+  const { leaseToken, unclaimed = false } = hold
   /**
    * None of the writes was applied. `keep`: the work cannot be completed as it is (its result
    * or its writes cannot be stored), and it may have had effects outside `transact`, so the
@@ -55,9 +56,7 @@ export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, 
    * (`effects: 'transact-only'`), there were no other effects: the policy applies.
    */
   const refuse = async (error: Error, keep = false): Promise<Settlement> => {
-    if (unclaimed) await applyOnFailureUnclaimed(config, unit, error)
-    else if (keep) await keepFailed(config, unit, leaseToken, error)
-    else await applyOnFailure(config, unit, leaseToken, error)
+    await (keep && !unclaimed ? keepFailed(config, unit, hold, error) : applyOnFailure(config, unit, hold, error))
     return { result: rejected(error), kind: 'failed' }
   }
   const commit = config.store.commit?.bind(config.store)
@@ -96,7 +95,9 @@ export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, 
       // Another invocation committed this key first: nothing of ours was applied; its result is ours.
       const judged = judge(config, unit, committed.record)
       if (judged.kind === 'replay') return { result: fulfilled(judged.response), kind: 'replayed' }
-      return { result: rejected(judged.kind === 'rejected' ? judged.error : new IdempotencyLeaseLostError(unit.key)), kind: judged.kind === 'rejected' ? kindOfRefusal(judged.error) : 'lease-lost' }
+      // judge never answers 'run': the record stands, and says why this unit cannot.
+      const error = judged.kind === 'rejected' ? judged.error : new IdempotencyLeaseLostError(unit.key)
+      return { result: rejected(error), kind: kindOfRefusal(error) }
     }
     case 'refused': {
       const which = committed.entry === undefined ? 'the transaction' : `transact entry ${committed.entry}`
@@ -105,7 +106,7 @@ export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, 
       if (!TEMPORARY.has(committed.code)) return await refuse(error)
       // Another transaction on the same item, or throttling: nothing is wrong with the work.
       // Released whatever `onFailure` says, so that a redelivery simply tries again.
-      if (!unclaimed) await releaseRegardlessOfPolicy(config, unit, leaseToken)
+      await releaseRegardlessOfPolicy(config, unit, hold)
       return { result: rejected(error), kind: 'failed' }
     }
   }

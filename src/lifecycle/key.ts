@@ -92,7 +92,6 @@ export const canonicalJson = (value: unknown): string => {
 export const isPlainObject = (value: object): boolean => {
   const proto = Object.getPrototypeOf(value)
   return proto === null || Object.getPrototypeOf(proto) === null
-
 }
 
 /**

@@ -11,12 +11,26 @@ const LAMBDA_MAX_TIMEOUT_MS = 15 * 60 * 1000
  */
 export const leaseFor = (context: unknown, now: () => number): Lease => {
   const nowMs = now()
+  const ms = remainingMs(context) ?? LAMBDA_MAX_TIMEOUT_MS
+  return { nowMs, until: nowMs + (Number.isFinite(ms) ? Math.max(0, ms) : LAMBDA_MAX_TIMEOUT_MS) }
+}
+
+/**
+ * True when the invocation has `marginMs` or less left before its deadline. Without a Lambda
+ * context there is no deadline, and never is it near.
+ */
+export const deadlineWithin = (context: unknown, marginMs: number): boolean => {
+  const ms = remainingMs(context)
+  return ms !== undefined && ms <= marginMs
+}
+
+/** `getRemainingTimeInMillis()` of the Lambda context, or undefined without one. */
+const remainingMs = (context: unknown): number | undefined => {
   type WithDeadline = { getRemainingTimeInMillis?: () => number } | undefined
   // Middy 7's durable execution mode keeps the Lambda context under `lambdaContext`.
   const owner = [context as WithDeadline, (context as { lambdaContext?: WithDeadline } | undefined)?.lambdaContext]
     .find((c) => typeof c?.getRemainingTimeInMillis === 'function')
-  const ms = owner === undefined ? LAMBDA_MAX_TIMEOUT_MS : (owner.getRemainingTimeInMillis as () => number).call(owner)
-  return { nowMs, until: nowMs + (Number.isFinite(ms) ? Math.max(0, ms) : LAMBDA_MAX_TIMEOUT_MS) }
+  return owner === undefined ? undefined : (owner.getRemainingTimeInMillis as () => number).call(owner)
 }
 
 /**

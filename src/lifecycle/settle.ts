@@ -17,7 +17,7 @@ export const complete = async (config: LifecycleConfig, unit: Unit, leaseToken: 
   const serialised = serialiseResponse(response)
   if (!serialised.ok) {
     const error = new IdempotencyResponseError(unit.key, serialised.problem)
-    await keepFailed(config, unit, leaseToken, error)
+    await keepFailed(config, unit, { leaseToken }, error)
     return { result: rejected(error), kind: 'failed' }
   }
   const expiry = Math.floor(config.now() / 1000) + config.expiresAfterSeconds
@@ -38,35 +38,18 @@ export const complete = async (config: LifecycleConfig, unit: Unit, leaseToken: 
 }
 
 /**
+ * Our hold on a record: the lease token of our claim. `unclaimed` (`effects: 'transact-only'`):
+ * nothing was written yet, the commit was to claim; the token is only the commit's.
+ */
+export interface Hold { leaseToken: string, unclaimed?: true }
+
+/**
  * The work failed: apply the `onFailure` policy — release the record (it may be deleted) or
  * keep it FAILED — fenced by our token. Never throws: a store fault here is logged, and the
  * lease then simply lapses.
  */
-export const applyOnFailure = async (config: LifecycleConfig, unit: Unit, leaseToken: string, error: unknown): Promise<void> => {
-  await settleFailure(config, unit, leaseToken, error, decide(config, unit, error))
-}
-
-/**
- * `effects: 'transact-only'`: a unit that was never claimed failed, and nothing of it was
- * written. `'delete'` has nothing to remove; `'fail'` claims the key and keeps it FAILED, as
- * it would have been (two requests, on this rare path only).
- */
-export const applyOnFailureUnclaimed = async (config: LifecycleConfig, unit: Unit, error: unknown): Promise<void> => {
-  if (decide(config, unit, error) === 'delete') return
-  const nowMs = config.now()
-  const leaseToken = randomUUID()
-  try {
-    const standing = await config.store.claim({
-      key: unit.key, status: 'IN_PROGRESS', expiry: Math.floor(nowMs / 1000) + config.expiresAfterSeconds, inProgressExpiry: nowMs, leaseToken,
-      ...(unit.payloadHash === undefined ? {} : { payloadHash: unit.payloadHash })
-    }, nowMs - config.clockSkewMs)
-    // Somebody else's record stands: it is theirs, whatever it says.
-    if (standing !== undefined && standing.leaseToken !== leaseToken) return
-  } catch (storeError) {
-    config.logger.error({ message: 'idempotency: could not keep the record FAILED', key: unit.key, error: asStoreError(storeError, 'claim', unit.key) })
-    return
-  }
-  await settleFailure(config, unit, leaseToken, error, 'fail')
+export const applyOnFailure = async (config: LifecycleConfig, unit: Unit, hold: Hold, error: unknown): Promise<void> => {
+  await settleFailure(config, unit, hold, error, decide(config, unit, error))
 }
 
 /**
@@ -75,16 +58,16 @@ export const applyOnFailureUnclaimed = async (config: LifecycleConfig, unit: Uni
  * keeping FAILED would fail until its expiry without ever having run it; and for a commit
  * cancelled for a temporary reason, which a retry may pass.
  */
-export const releaseRegardlessOfPolicy = async (config: LifecycleConfig, unit: Unit, leaseToken: string): Promise<void> => {
-  await settleFailure(config, unit, leaseToken, undefined, 'delete')
+export const releaseRegardlessOfPolicy = async (config: LifecycleConfig, unit: Unit, hold: Hold): Promise<void> => {
+  await settleFailure(config, unit, hold, undefined, 'delete')
 }
 
 /**
  * The work ran (or may have) but its outcome cannot be stored as COMPLETED: keep the record
  * FAILED whatever `onFailure` says, since running the work again could duplicate it.
  */
-export const keepFailed = async (config: LifecycleConfig, unit: Unit, leaseToken: string, error: unknown): Promise<void> => {
-  await settleFailure(config, unit, leaseToken, error, 'fail')
+export const keepFailed = async (config: LifecycleConfig, unit: Unit, hold: Hold, error: unknown): Promise<void> => {
+  await settleFailure(config, unit, hold, error, 'fail')
 }
 
 const decide = (config: LifecycleConfig, unit: Unit, error: unknown): FailureDecision => {
@@ -100,7 +83,16 @@ const decide = (config: LifecycleConfig, unit: Unit, error: unknown): FailureDec
   return 'delete'
 }
 
-const settleFailure = async (config: LifecycleConfig, unit: Unit, leaseToken: string, error: unknown, decision: FailureDecision): Promise<void> => {
+const settleFailure = async (config: LifecycleConfig, unit: Unit, hold: Hold, error: unknown, decision: FailureDecision): Promise<void> => {
+  let { leaseToken } = hold
+  if (hold.unclaimed === true) {
+    // Nothing of an unclaimed unit was written: there is nothing to release, and keeping it
+    // FAILED takes a claim first (two requests, on this rare path only).
+    if (decision === 'delete') return
+    const claimed = await claimToFail(config, unit)
+    if (claimed === undefined) return
+    leaseToken = claimed
+  }
   try {
     const held = decision === 'fail'
       ? await config.store.fail(unit.key, leaseToken, {
@@ -115,6 +107,23 @@ const settleFailure = async (config: LifecycleConfig, unit: Unit, leaseToken: st
       key: unit.key,
       error: asStoreError(storeError, decision === 'fail' ? 'fail' : 'release', unit.key)
     })
+  }
+}
+
+/** Claims an unclaimed unit's key so that it can be kept FAILED: its token, or undefined when another record stands. */
+const claimToFail = async (config: LifecycleConfig, unit: Unit): Promise<string | undefined> => {
+  const nowMs = config.now()
+  const leaseToken = randomUUID()
+  try {
+    const standing = await config.store.claim({
+      key: unit.key, status: 'IN_PROGRESS', expiry: Math.floor(nowMs / 1000) + config.expiresAfterSeconds, inProgressExpiry: nowMs, leaseToken,
+      ...(unit.payloadHash === undefined ? {} : { payloadHash: unit.payloadHash })
+    }, nowMs - config.clockSkewMs)
+    // Somebody else's record stands: it is theirs, whatever it says.
+    return standing === undefined || standing.leaseToken === leaseToken ? leaseToken : undefined
+  } catch (storeError) {
+    config.logger.error({ message: 'idempotency: could not keep the record FAILED', key: unit.key, error: asStoreError(storeError, 'claim', unit.key) })
+    return undefined
   }
 }
 

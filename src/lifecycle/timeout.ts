@@ -1,5 +1,5 @@
 import type { MiddyRequest } from '../adapters/adapter.js'
-import { isMiddyTimeout, leaseFor } from './lease.js'
+import { deadlineWithin, isMiddyTimeout } from './lease.js'
 
 /**
  * Recognising Middy's early timeout whatever the rest of the stack made of it (issue 8 #1).
@@ -61,24 +61,13 @@ export const originalError = (request: MiddyRequest): unknown =>
  * Why the clock may decide: keeping a lease is harmless when the deadline is that close,
  * since the lease ends at the deadline anyway (it is `now + getRemainingTimeInMillis()`);
  * releasing one whose handler still runs lets a retry run the payment twice. So set
- * `timeoutMarginMs` to at least Middy's `timeoutEarlyInMillis`. `now` is the clock the lease
- * was taken with. Without a Lambda context there is no deadline, and only the error counts.
+ * `timeoutMarginMs` to at least Middy's `timeoutEarlyInMillis`. Without a Lambda context there
+ * is no deadline, and only the error counts.
  *
  * @example
  * ```ts
- * if (timedOut(request, 1000, Date.now)) return // keep the lease: the handler may still be running
+ * if (timedOut(request, 1000)) return // keep the lease: the handler may still be running
  * ```
  */
-export const timedOut = (request: MiddyRequest, marginMs: number, now: () => number): boolean => {
-  if (isMiddyTimeout(originalError(request))) return true
-  if (!hasDeadline(request.context)) return false
-  const lease = leaseFor(request.context, now)
-  return lease.until - lease.nowMs <= marginMs
-}
-
-type WithDeadline = { getRemainingTimeInMillis?: unknown, lambdaContext?: { getRemainingTimeInMillis?: unknown } } | null | undefined
-
-const hasDeadline = (context: unknown): boolean => {
-  const c = context as WithDeadline
-  return typeof c?.getRemainingTimeInMillis === 'function' || typeof c?.lambdaContext?.getRemainingTimeInMillis === 'function'
-}
+export const timedOut = (request: MiddyRequest, marginMs: number): boolean =>
+  isMiddyTimeout(originalError(request)) || deadlineWithin(request.context, marginMs)

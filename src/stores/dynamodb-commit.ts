@@ -41,7 +41,7 @@ export const commitTransaction = async (target: CommitTarget, leaseToken: string
     }) as never)
     return { status: 'committed' }
   } catch (error) {
-    return refusal(error, writes.length, target, leaseToken, claim !== undefined)
+    return readCancellation(error, writes.length, target, leaseToken, claim !== undefined)
   }
 }
 
@@ -100,8 +100,12 @@ const isDocumentClient = (client: DynamoDBSender): boolean =>
 
 interface Reason { Code?: string, Message?: string, Item?: Record<string, any> }
 
-/** Reads a `TransactionCanceledException`: which entry refused and why. Anything else is rethrown. */
-const refusal = (error: unknown, completionIndex: number, target: CommitTarget, leaseToken: string, unclaimed: boolean): CommitResult => {
+/**
+ * What a `TransactionCanceledException` says: which entry refused and why, or that the
+ * completion met our own committed record (a retry whose first answer was lost). Anything
+ * else is rethrown.
+ */
+const readCancellation = (error: unknown, completionIndex: number, target: CommitTarget, leaseToken: string, unclaimed: boolean): CommitResult => {
   const { name, CancellationReasons: reasons } = (error ?? {}) as { name?: string, CancellationReasons?: Reason[] }
   if (name !== 'TransactionCanceledException' || !Array.isArray(reasons)) throw error
   const completion = reasons[completionIndex]
