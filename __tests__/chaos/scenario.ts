@@ -1,11 +1,12 @@
 import type middy6 from '@middy/core'
-import type { SQSBatchResponse } from 'aws-lambda'
+import type { SQSBatchResponse, SQSRecord } from 'aws-lambda'
 import { freshTable } from '../support/dynamodb.js'
 import { audit, type ChaosReport, type Delivered } from './audit.js'
 import { Consumer, idempotencyOptions, sqsShape } from './consumer.js'
 import { newFaultCounters } from './dynamodb-faults.js'
-import { fateOf, type Rates } from './fates.js'
-import { Invocation, type CrashPhase, type Signal } from './invocation.js'
+import type { Rates } from './fates.js'
+import type { CrashPhase } from './invocation.js'
+import { runLambdaLoop } from './lambda-loop.js'
 import { Ledger } from './ledger.js'
 import { OrdersTable } from './orders.js'
 import { gateway } from './payments.js'
@@ -66,8 +67,6 @@ export interface RunStats {
   stuck: boolean
 }
 
-interface Parked { consumer: Consumer, wakeAt: number, killedAs: CrashPhase }
-type SqsInvocation = Invocation<Delivery>
 
 /**
  * One chaos run: payments are sent (some twice, by the producer), consumers poll the
@@ -96,7 +95,6 @@ export const runChaos = async (config: ChaosConfig): Promise<ChaosReport> => {
     messages: 0, producerDuplicates: 0, invocations: 0, deliveries: 0, lostAcks: 0, handlerThrows: 0,
     transientFailures: 0, permanentPayments: 0, crashes: new Map(), virtualMs: 0, stuck: false
   }
-  const crashed = (phase: CrashPhase): void => { stats.crashes.set(phase, (stats.crashes.get(phase) ?? 0) + 1) }
 
   // What the producer sends, and when: each payment once, some a second time later on.
   const plan = streamFor(seed, 'producer')
@@ -136,102 +134,31 @@ export const runChaos = async (config: ChaosConfig): Promise<ChaosReport> => {
     shape: sqsShape(config.effects === 'transact-only' ? 'idle' : 'settled')
   }))
 
-  const invocations = new Map<string, SqsInvocation>()
-  const parked = new Map<SqsInvocation, Parked>()
-
-  /** What the scheduler does with the signal an invocation gave when it stopped running. */
-  const handle = async (consumer: Consumer, invocation: SqsInvocation, signal: Signal): Promise<void> => {
-    switch (signal.kind) {
-      case 'parked':
-        parked.set(invocation, { consumer, wakeAt: signal.wakeAt, killedAs: signal.killedAs })
-        return
-      case 'settled': {
-        consumer.finish()
-        const lost = invocation.fate.lostAck
-        if (lost) stats.lostAcks++
-        // A rejected invocation (or a lost answer) deletes nothing: the whole batch comes back.
-        queue.settle(invocation.delivery, lost || signal.error !== undefined ? undefined : signal.response as SQSBatchResponse)
-        return
-      }
-      case 'crashed':
-        crashed(signal.phase)
-        await invocation.quiescent()
-        consumer.finish()
-        consumer.coldStart()
-    }
-  }
-
   let nextSend = 0
-  for (;;) {
-    const now = clock.now()
-    while (nextSend < sends.length && (sends[nextSend]?.at ?? Infinity) <= now) {
-      const send = sends[nextSend++] as (typeof sends)[number]
-      const message = queue.send({ paymentId: send.paymentId, amount: send.amount }, now, send.groupId)
-      byId.set(message.messageId, message)
-      if (message.groupId !== undefined) groups.set(message.groupId, [...(groups.get(message.groupId) ?? []), message])
-      stats.messages++
-      if (send.duplicate) stats.producerDuplicates++
+  const invocations = await runLambdaLoop<SQSRecord, Delivery>({
+    seed, rates, clock, consumers, stats,
+    functionTimeoutMs: config.functionTimeoutMs, maxSkewMs: config.maxSkewMs, maxVirtualMs: config.maxVirtualMs,
+    source: {
+      produce: (now) => {
+        while (nextSend < sends.length && (sends[nextSend]?.at ?? Infinity) <= now) {
+          const send = sends[nextSend++] as (typeof sends)[number]
+          const message = queue.send({ paymentId: send.paymentId, amount: send.amount }, now, send.groupId)
+          byId.set(message.messageId, message)
+          if (message.groupId !== undefined) groups.set(message.groupId, [...(groups.get(message.groupId) ?? []), message])
+          stats.messages++
+          if (send.duplicate) stats.producerDuplicates++
+        }
+        return sends[nextSend]?.at ?? Infinity
+      },
+      receive: (now) => queue.receive(now),
+      nextReadyAt: (now) => queue.nextVisibleAt(now),
+      drained: () => queue.drained(),
+      // A rejected invocation (or a lost answer) deletes nothing: the whole batch comes back.
+      settled: (delivery, answered) => { queue.settle(delivery, answered?.response as SQSBatchResponse | undefined) },
+      // A process that died answers nothing: its messages come back when their visibility times out.
+      died: () => {}
     }
-
-    // Parked handlers whose time has come wake up; those past their deadline are killed by Lambda.
-    const due = [...parked].filter(([inv, p]) => Math.min(p.wakeAt, inv.deadline) <= now)
-      .sort(([a, p], [b, q]) => p.wakeAt - q.wakeAt || a.id.localeCompare(b.id))
-    for (const [invocation, p] of due) {
-      parked.delete(invocation)
-      if (p.wakeAt > invocation.deadline) {
-        invocation.kill(p.killedAs)
-        crashed(p.killedAs)
-        p.consumer.finish()
-        p.consumer.coldStart()
-        continue
-      }
-      invocation.resume()
-      await handle(p.consumer, invocation, await invocation.next())
-    }
-
-    // Idle consumers poll until the queue has nothing visible for them.
-    const pollOrder = streamFor(seed, 'poll', now)
-    for (let polled = true; polled;) {
-      polled = false
-      for (const consumer of pollOrder.shuffle(consumers)) {
-        if (consumer.current !== undefined) continue
-        const delivery = queue.receive(now)
-        if (delivery === undefined) continue
-        polled = true
-        stats.deliveries += delivery.records.length
-        const id = `inv-${++stats.invocations}`
-        const invocation = new Invocation({
-          id,
-          consumerId: consumer.id,
-          delivery,
-          startedAt: now,
-          deadline: now + config.functionTimeoutMs,
-          fate: fateOf(seed, id, delivery.records.length, rates, config.functionTimeoutMs)
-        })
-        if (invocation.fate.throwAtEntry && invocation.fate.crash === undefined) stats.handlerThrows++
-        invocations.set(id, invocation)
-        consumer.start(invocation)
-        await handle(consumer, invocation, await invocation.next())
-      }
-    }
-
-    if (nextSend >= sends.length && queue.drained() && parked.size === 0) break
-    const next = Math.min(
-      sends[nextSend]?.at ?? Infinity,
-      queue.nextVisibleAt(now) ?? Infinity,
-      ...[...parked].map(([inv, p]) => Math.min(p.wakeAt, inv.deadline))
-    )
-    if (!Number.isFinite(next) || next - startedAt > config.maxVirtualMs) {
-      stats.stuck = true
-      break
-    }
-    clock.advanceTo(next)
-  }
-  stats.virtualMs = clock.now() - startedAt
-
-  // Past every lease (a lease ends at its owner's deadline, in its owner's skewed clock).
-  const lastDeadline = Math.max(clock.now(), ...[...invocations.values()].map((i) => i.deadline))
-  clock.advanceTo(lastDeadline + 2 * config.maxSkewMs + 1000)
+  })
   const items = await table.items()
   // Transact profile: the effects are what the orders table holds, whatever the functions believed.
   const ordersAudit = await orders?.audit()

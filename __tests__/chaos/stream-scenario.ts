@@ -3,8 +3,7 @@ import { freshTable } from '../support/dynamodb.js'
 import { audit, type ChaosReport, type Delivered } from './audit.js'
 import { Consumer, idempotencyOptions } from './consumer.js'
 import { newFaultCounters } from './dynamodb-faults.js'
-import { fateOf } from './fates.js'
-import { Invocation, type CrashPhase, type Signal } from './invocation.js'
+import { runLambdaLoop } from './lambda-loop.js'
 import { Ledger } from './ledger.js'
 import { streamFor } from './prng.js'
 import type { ChaosConfig, RunStats } from './scenario.js'
@@ -27,9 +26,6 @@ export interface StreamSettings {
   keyBy: 'key-function' | 'normalizer-path'
 }
 
-type StreamInvocation = Invocation<ShardBatch>
-interface Parked { consumer: Consumer<KinesisStreamRecord>, wakeAt: number, killedAs: CrashPhase }
-
 /**
  * One chaos run on a Kinesis stream: payments are put on the stream (some twice, by the
  * producer), each under its account's partition key; consumers take the shards' batches and
@@ -49,7 +45,6 @@ export const runStreamChaos = async (config: ChaosConfig, settings: StreamSettin
     messages: 0, producerDuplicates: 0, invocations: 0, deliveries: 0, lostAcks: 0, handlerThrows: 0,
     transientFailures: 0, permanentPayments: 0, crashes: new Map(), virtualMs: 0, stuck: false
   }
-  const crashed = (phase: CrashPhase): void => { stats.crashes.set(phase, (stats.crashes.get(phase) ?? 0) + 1) }
 
   // What the producer puts, and when: each payment once, some a second time later on (same data, same key).
   const plan = streamFor(seed, 'producer')
@@ -83,94 +78,32 @@ export const runStreamChaos = async (config: ChaosConfig, settings: StreamSettin
     shape: kinesisShape(normalize)
   }))
 
-  const invocations = new Map<string, StreamInvocation>()
-  const parked = new Map<StreamInvocation, Parked>()
-  const died = (consumer: Consumer<KinesisStreamRecord>, invocation: StreamInvocation, phase: CrashPhase): void => {
-    crashed(phase)
-    // Lambda learns of the crash (or the kill) and retries the shard's batch.
-    stream.fail(invocation.delivery, clock.now())
-    consumer.finish()
-    consumer.coldStart()
-  }
-
-  const handle = async (consumer: Consumer<KinesisStreamRecord>, invocation: StreamInvocation, signal: Signal): Promise<void> => {
-    switch (signal.kind) {
-      case 'parked':
-        parked.set(invocation, { consumer, wakeAt: signal.wakeAt, killedAs: signal.killedAs })
-        return
-      case 'settled':
-        consumer.finish()
-        if (invocation.fate.lostAck) stats.lostAcks++
-        // A function error, or an answer that never reached Lambda: the whole batch again.
-        if (invocation.fate.lostAck || signal.error !== undefined) stream.fail(invocation.delivery, clock.now())
-        else stream.complete(invocation.delivery, JSON.parse(JSON.stringify(signal.response ?? null)), clock.now())
-        return
-      case 'crashed':
-        await invocation.quiescent()
-        died(consumer, invocation, signal.phase)
-    }
-  }
-
   let nextPut = 0
-  for (;;) {
-    const now = clock.now()
-    while (nextPut < puts.length && (puts[nextPut]?.at ?? Infinity) <= now) {
-      const put = puts[nextPut++] as (typeof puts)[number]
-      stream.put({ paymentId: put.paymentId, amount: put.amount }, put.partitionKey, now)
-      stats.messages++
-      if (put.duplicate) stats.producerDuplicates++
+  const invocations = await runLambdaLoop<KinesisStreamRecord, ShardBatch>({
+    seed, rates, clock, consumers, stats,
+    functionTimeoutMs: config.functionTimeoutMs, maxSkewMs: config.maxSkewMs, maxVirtualMs: config.maxVirtualMs,
+    source: {
+      produce: (now) => {
+        while (nextPut < puts.length && (puts[nextPut]?.at ?? Infinity) <= now) {
+          const put = puts[nextPut++] as (typeof puts)[number]
+          stream.put({ paymentId: put.paymentId, amount: put.amount }, put.partitionKey, now)
+          stats.messages++
+          if (put.duplicate) stats.producerDuplicates++
+        }
+        return puts[nextPut]?.at ?? Infinity
+      },
+      // Idle consumers take the shards' ready batches (one in flight per shard).
+      receive: (now) => stream.receive(now),
+      nextReadyAt: (now) => stream.nextReadyAt(now),
+      drained: () => stream.drained(),
+      // A function error, or an answer that never reached Lambda: the whole batch again.
+      settled: (delivery, answered, now) => answered === undefined
+        ? stream.fail(delivery, now)
+        : stream.complete(delivery, JSON.parse(JSON.stringify(answered.response ?? null)), now),
+      // Lambda learns of the crash (or the kill) and retries the shard's batch.
+      died: (delivery, now) => { stream.fail(delivery, now) }
     }
-
-    // Parked handlers whose time has come wake up; those past their deadline are killed by Lambda.
-    const due = [...parked].filter(([inv, p]) => Math.min(p.wakeAt, inv.deadline) <= now)
-      .sort(([a, p], [b, q]) => p.wakeAt - q.wakeAt || a.id.localeCompare(b.id))
-    for (const [invocation, p] of due) {
-      parked.delete(invocation)
-      if (p.wakeAt > invocation.deadline) {
-        invocation.kill(p.killedAs)
-        died(p.consumer, invocation, p.killedAs)
-        continue
-      }
-      invocation.resume()
-      await handle(p.consumer, invocation, await invocation.next())
-    }
-
-    // Idle consumers take the shards' ready batches (one in flight per shard).
-    const pollOrder = streamFor(seed, 'poll', now)
-    for (let polled = true; polled;) {
-      polled = false
-      for (const consumer of pollOrder.shuffle(consumers)) {
-        if (consumer.current !== undefined) continue
-        const batch = stream.receive(now)
-        if (batch === undefined) continue
-        polled = true
-        stats.deliveries += batch.records.length
-        const id = `inv-${++stats.invocations}`
-        const invocation = new Invocation({ id, consumerId: consumer.id, delivery: batch, startedAt: now, deadline: now + config.functionTimeoutMs, fate: fateOf(seed, id, batch.records.length, rates, config.functionTimeoutMs) })
-        if (invocation.fate.throwAtEntry && invocation.fate.crash === undefined) stats.handlerThrows++
-        invocations.set(id, invocation)
-        consumer.start(invocation)
-        await handle(consumer, invocation, await invocation.next())
-      }
-    }
-
-    if (nextPut >= puts.length && stream.drained() && parked.size === 0) break
-    const next = Math.min(
-      puts[nextPut]?.at ?? Infinity,
-      stream.nextReadyAt(now) ?? Infinity,
-      ...[...parked].map(([inv, p]) => Math.min(p.wakeAt, inv.deadline))
-    )
-    if (!Number.isFinite(next) || next - startedAt > config.maxVirtualMs) {
-      stats.stuck = true
-      break
-    }
-    clock.advanceTo(next)
-  }
-  stats.virtualMs = clock.now() - startedAt
-
-  // Past every lease (a lease ends at its owner's deadline, in its owner's clock).
-  const lastDeadline = Math.max(clock.now(), ...[...invocations.values()].map((i) => i.deadline))
-  clock.advanceTo(lastDeadline + 2 * config.maxSkewMs + 1000)
+  })
   const items = await table.items()
   for (const consumer of consumers) consumer.destroy()
   await table.drop()
