@@ -67,6 +67,12 @@ export interface RunStats {
   stuck: boolean
 }
 
+/** The counters of a run, all at zero. */
+export const newRunStats = (): RunStats => ({
+  messages: 0, producerDuplicates: 0, invocations: 0, deliveries: 0, lostAcks: 0, handlerThrows: 0,
+  transientFailures: 0, permanentPayments: 0, crashes: new Map(), virtualMs: 0, stuck: false
+})
+
 
 /**
  * One chaos run: payments are sent (some twice, by the producer), consumers poll the
@@ -91,10 +97,7 @@ export const runChaos = async (config: ChaosConfig): Promise<ChaosReport> => {
   })
   const ledger = new Ledger()
   const counters = newFaultCounters()
-  const stats: RunStats = {
-    messages: 0, producerDuplicates: 0, invocations: 0, deliveries: 0, lostAcks: 0, handlerThrows: 0,
-    transientFailures: 0, permanentPayments: 0, crashes: new Map(), virtualMs: 0, stuck: false
-  }
+  const stats = newRunStats()
 
   // What the producer sends, and when: each payment once, some a second time later on.
   const plan = streamFor(seed, 'producer')

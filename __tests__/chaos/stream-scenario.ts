@@ -6,7 +6,7 @@ import { newFaultCounters } from './dynamodb-faults.js'
 import { runLambdaLoop } from './lambda-loop.js'
 import { Ledger } from './ledger.js'
 import { streamFor } from './prng.js'
-import type { ChaosConfig, RunStats } from './scenario.js'
+import { newRunStats, type ChaosConfig } from './scenario.js'
 import { KinesisStream, type ShardBatch } from './shard-simulator.js'
 import { kinesisShape, paymentOfKinesis, streamGateway } from './stream-payments.js'
 import { VirtualClock } from './virtual-clock.js'
@@ -41,10 +41,7 @@ export const runStreamChaos = async (config: ChaosConfig, settings: StreamSettin
   const stream = new KinesisStream({ shards: settings.shards, batchSize: config.batchSize, maxRetryAttempts: settings.maxRetryAttempts, retryBaseMs: settings.retryBaseMs, retryCapMs: settings.retryCapMs })
   const ledger = new Ledger()
   const counters = newFaultCounters()
-  const stats: RunStats = {
-    messages: 0, producerDuplicates: 0, invocations: 0, deliveries: 0, lostAcks: 0, handlerThrows: 0,
-    transientFailures: 0, permanentPayments: 0, crashes: new Map(), virtualMs: 0, stuck: false
-  }
+  const stats = newRunStats()
 
   // What the producer puts, and when: each payment once, some a second time later on (same data, same key).
   const plan = streamFor(seed, 'producer')
