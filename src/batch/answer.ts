@@ -8,14 +8,19 @@ import type { BatchState, RecordState } from './state.js'
 /** How the handler answered: its `Promise.allSettled` array, or Lambda's own `{ batchItemFailures }`. */
 export type AnswerForm = 'array' | 'native'
 
-/** Maps the handler's answer back onto the records it was given (DESIGN §3.5). */
-export const readAnswer = (response: unknown, run: readonly RecordState[]): { form: AnswerForm, results: Array<PromiseSettledResult<unknown>> } => {
+/**
+ * Maps the handler's answer back onto the records it was given (DESIGN §3.5). An entry that
+ * is a promise (a handler that returned `event.Records.map(async ...)` without
+ * `Promise.allSettled`) is awaited and settles its record as `Promise.allSettled` would have:
+ * what the handler meant, and never a record acknowledged before its work has ended.
+ */
+export const readAnswer = async (response: unknown, run: readonly RecordState[]): Promise<{ form: AnswerForm, results: Array<PromiseSettledResult<unknown>> }> => {
   if (Array.isArray(response)) {
     if (response.length !== run.length) {
       throw new IdempotencyConfigError(`idempotency: the handler returned ${response.length} results for the ${run.length} records it was given; ` +
         'use perRecord(fn), or return Promise.allSettled(event.Records.map(...)) or { batchItemFailures }')
     }
-    return { form: 'array', results: response.map(asSettled) }
+    return { form: 'array', results: await Promise.all(response.map(asSettled)) }
   }
   const failures = (response as { batchItemFailures?: unknown } | null | undefined)?.batchItemFailures
   if (Array.isArray(failures)) {
@@ -29,8 +34,18 @@ export const readAnswer = (response: unknown, run: readonly RecordState[]): { fo
   return { form: 'native', results: run.map(() => fulfilled(undefined)) }
 }
 
-/** An entry of `Promise.allSettled` has exactly `status` and `value`, or `status` and `reason`; anything else is a plain result. */
-const asSettled = (entry: unknown): PromiseSettledResult<unknown> => {
+/**
+ * An entry of `Promise.allSettled` has exactly `status` and `value`, or `status` and `reason`;
+ * a thenable is awaited; anything else is a plain result.
+ */
+const asSettled = async (entry: unknown): Promise<PromiseSettledResult<unknown>> => {
+  if (typeof (entry as { then?: unknown } | null)?.then === 'function') {
+    try {
+      return fulfilled(await (entry as PromiseLike<unknown>))
+    } catch (error) {
+      return rejected(error)
+    }
+  }
   if (entry === null || typeof entry !== 'object') return fulfilled(entry)
   const keys = Object.keys(entry)
   const { status } = entry as { status?: unknown }

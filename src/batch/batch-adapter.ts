@@ -76,9 +76,9 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
       await closeOnTimeout(batch)
       return answer(request, batch, 'native')
     }
-    let read: ReturnType<typeof readAnswer>
+    let read: Awaited<ReturnType<typeof readAnswer>>
     try {
-      read = readAnswer(request.response, batch.run)
+      read = await readAnswer(request.response, batch.run)
     } catch (error) {
       // The handler ran but its answer cannot be read: some records may have taken effect.
       // Keep them FAILED rather than release them to run again; the error goes on to onError.

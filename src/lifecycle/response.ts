@@ -7,6 +7,8 @@
  * `null` in arrays.
  *
  * Refused, because JSON has no text for them at all (the work is then kept FAILED, never re-run):
+ * - a Promise or any other thenable anywhere in the result: `JSON.stringify` would store `{}`
+ *   before the work it stands for has finished (a handler that forgot an `await`);
  * - a BigInt anywhere (after any `toJSON`), and a circular reference: `JSON.stringify` throws;
  * - a `toJSON` that throws (the thrown error is the `cause`);
  * - a function or a symbol as the whole result, or a `toJSON` that turns the whole result into
@@ -28,7 +30,7 @@ export const serialiseResponse = (value: unknown): Serialised => {
   if (value === undefined) return { ok: true, json: undefined }
   let json: string | undefined
   try {
-    json = JSON.stringify(value)
+    json = JSON.stringify(value, refuseThenables)
   } catch (error) {
     return { ok: false, ...explainFailure(value, error) }
   }
@@ -44,6 +46,15 @@ export const serialiseResponse = (value: unknown): Serialised => {
 }
 
 export const parseResponse = (json: string | undefined): unknown => json === undefined ? undefined : JSON.parse(json)
+
+const isThenable = (value: unknown): boolean =>
+  value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as { then?: unknown }).then === 'function'
+
+/** A replacer sees every value after its `toJSON`: a thenable there is work not finished. */
+const refuseThenables = (_key: string, value: unknown): unknown => {
+  if (isThenable(value)) throw new TypeError('a Promise (or thenable) cannot be stored: await it first')
+  return value
+}
 
 /** Why `JSON.stringify` threw, with the path where it happened; the thrown error is the cause. */
 const explainFailure = (value: unknown, error: unknown): { problem: string, cause: unknown } => {
@@ -78,6 +89,7 @@ const findUnstorable = (input: unknown, name: string, path: string, seen: Set<ob
     }
   }
   if (typeof value === 'bigint' || value instanceof BigInt) return `${path} is a BigInt, which JSON cannot represent`
+  if (isThenable(value)) return `${path} is a Promise (or thenable): its work had not finished when the result was returned`
   if (value === null || typeof value !== 'object') return undefined
   if (seen.has(value)) return `${path} is a circular reference`
   seen.add(value)
