@@ -1,5 +1,6 @@
 import type { Context } from 'aws-lambda'
 import { IdempotencyConfigError, IdempotencyHeldBackError } from './errors.js'
+import { readableByLambda } from './batch/answer.js'
 import { settleRecord } from './batch/settle-record.js'
 import { schedule } from './batch/schedule.js'
 import { findBatch, type BatchState } from './batch/state.js'
@@ -110,7 +111,8 @@ const runBatch = async <TRecord>(batch: BatchState, records: TRecord[], fn: (rec
 
 /** Without the middleware: the same scheduling and answer, and no store. */
 const runPlain = async <TRecord, TResult>(event: unknown, records: TRecord[], fn: (record: TRecord, tools: RecordTools) => Promise<TResult> | TResult, run: Run): Promise<Array<PromiseSettledResult<TResult>>> => {
-  const groupOf = sourceOf(event)?.orderingGroups(records)
+  const source = sourceOf(event)
+  const groupOf = source?.orderingGroups(records)
   const results: Array<PromiseSettledResult<TResult>> = new Array(records.length)
   const items = records.map((record, index) => ({ record, index, ...(groupOf === undefined ? {} : { group: groupOf(record) }) }))
   const noTransact = (): never => { throw new IdempotencyConfigError('transact needs the idempotency middleware, with a DynamoDBStore, in the stack') }
@@ -126,7 +128,8 @@ const runPlain = async <TRecord, TResult>(event: unknown, records: TRecord[], fn
       return result.status === 'fulfilled'
     }
   })
-  return results
+  if (source === undefined) return results
+  return readableByLambda(results, records.map((record) => record === null || typeof record !== 'object' ? undefined : source.itemIdentifier(record)))
 }
 
 const attempt = async <TRecord>(fn: (record: TRecord, tools: RecordTools) => unknown, record: TRecord, tools: RecordTools): Promise<PromiseSettledResult<unknown>> => {

@@ -62,10 +62,26 @@ const asSettled = async (entry: unknown): Promise<PromiseSettledResult<unknown>>
  */
 export const answerBatch = (batch: BatchState, form: AnswerForm): unknown => {
   const results = batch.records.map(resultOf)
-  if (form === 'array' && batch.source.answer === 'settled') return results
+  if (form === 'array' && batch.source.answer === 'settled') return readableByLambda(results, batch.records.map((s) => s.id))
   const response = { batchItemFailures: batch.records.filter((_, i) => results[i]?.status === 'rejected').map((s) => ({ itemIdentifier: s.id })) }
   results.forEach((result, i) => { Object.defineProperty(response, i, { value: result, enumerable: false }) })
   return response
+}
+
+/**
+ * The settled array, as Lambda will read it too: the Node.js runtime answers
+ * `JSON.stringify(response)`, and a `toJSON` makes that `{ batchItemFailures }` naming the
+ * rejected entries by `ids` (index-aligned). So the failures are reported with or without
+ * `@middy/sqs-partial-batch-failure` (which reads `response[i]`), and code that reads the array
+ * still can. Without it, an array is read as "all succeeded" and every failure would be lost:
+ * https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html
+ */
+export const readableByLambda = <T extends Array<PromiseSettledResult<unknown>>>(results: T, ids: ReadonlyArray<string | undefined>): T => {
+  Object.defineProperty(results, 'toJSON', {
+    value: () => ({ batchItemFailures: results.flatMap((r, i) => r.status === 'rejected' && ids[i] !== undefined ? [{ itemIdentifier: ids[i] }] : []) }),
+    enumerable: false
+  })
+  return results
 }
 
 /** Tells `onOutcome` what became of every record of the batch, once it is known. */

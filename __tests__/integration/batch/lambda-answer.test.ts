@@ -1,0 +1,68 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
+import type { KinesisStreamEvent, SQSEvent, SQSRecord } from 'aws-lambda'
+import { idempotency, perRecord } from '../../../src/index.js'
+import { freshTable } from '../../support/dynamodb.js'
+import { batchMiddyVersions, sqsPartialBatchFailure } from '../../support/middy.js'
+import { lambdaContext, recordingLogger, sqsEvent, sqsRecord } from '../../support/sqs.js'
+import { kinesisEvent, kinesisRecord } from '../../support/streams.js'
+
+type Table = Awaited<ReturnType<typeof freshTable>>
+let table: Table
+beforeAll(async () => { table = await freshTable() })
+afterAll(async () => { await table.drop() })
+
+/** What Lambda reads of an answer: the Node.js runtime sends `JSON.stringify(response)`. */
+const asLambdaReadsIt = (response: unknown): unknown => JSON.parse(JSON.stringify(response) ?? 'null')
+
+const chargeSqs = async (record: SQSRecord): Promise<string> => {
+  if (JSON.parse(record.body).fail === true) throw new Error('card declined')
+  return 'charged'
+}
+
+describe.each(batchMiddyVersions)('the answer Lambda reads from perRecord, %s', (_name, middy) => {
+  const run = async (handler: unknown, event: unknown): Promise<unknown> =>
+    await (handler as (e: unknown, c: unknown) => Promise<unknown>)(event, lambdaContext())
+
+  test('SQS with idempotency and without sqsPartialBatchFailure: Lambda reads { batchItemFailures } naming the failed record', async () => {
+    const handler = middy<SQSEvent>()
+      .use(idempotency({ store: table.store, namespace: `no-pbf-${Math.random()}`, logger: recordingLogger() }))
+      .handler(perRecord(chargeSqs))
+    const ok = sqsRecord({ id: 1 })
+    const bad = sqsRecord({ id: 2, fail: true })
+    expect(asLambdaReadsIt(await run(handler, sqsEvent([ok, bad])))).toEqual({ batchItemFailures: [{ itemIdentifier: bad.messageId }] })
+  })
+
+  test('SQS without idempotency nor sqsPartialBatchFailure: the same answer', async () => {
+    const handler = middy<SQSEvent>().handler(perRecord(chargeSqs))
+    const ok = sqsRecord({ id: 1 })
+    const bad = sqsRecord({ id: 2, fail: true })
+    const response = await run(handler, sqsEvent([ok, bad]))
+    expect(asLambdaReadsIt(response)).toEqual({ batchItemFailures: [{ itemIdentifier: bad.messageId }] })
+    // Still the Promise.allSettled shape for code that reads it.
+    expect((response as Array<PromiseSettledResult<unknown>>).map((r) => r.status)).toEqual(['fulfilled', 'rejected'])
+  })
+
+  test('SQS with sqsPartialBatchFailure outside: unchanged, exactly the failed record', async () => {
+    const handler = middy<SQSEvent>()
+      .use(sqsPartialBatchFailure({ logger: false as never }))
+      .use(idempotency({ store: table.store, namespace: `pbf-${Math.random()}`, logger: recordingLogger() }))
+      .handler(perRecord(chargeSqs))
+    const ok = sqsRecord({ id: 1 })
+    const bad = sqsRecord({ id: 2, fail: true })
+    expect(asLambdaReadsIt(await run(handler, sqsEvent([ok, bad])))).toEqual({ batchItemFailures: [{ itemIdentifier: bad.messageId }] })
+  })
+
+  test('Kinesis without idempotency: Lambda reads the failed record\'s sequence number', async () => {
+    const handler = middy<KinesisStreamEvent>().handler(perRecord(async (record: { kinesis: { data: string } }) => {
+      if (JSON.parse(Buffer.from(record.kinesis.data, 'base64').toString()).fail === true) throw new Error('no')
+    }))
+    const ok = kinesisRecord({ id: 1 }, 'a')
+    const bad = kinesisRecord({ id: 2, fail: true }, 'b')
+    expect(asLambdaReadsIt(await run(handler, kinesisEvent([ok, bad])))).toEqual({ batchItemFailures: [{ itemIdentifier: bad.kinesis.sequenceNumber }] })
+  })
+
+  test('a batch where every record succeeded reads as an empty batchItemFailures', async () => {
+    const handler = middy<SQSEvent>().handler(perRecord(chargeSqs))
+    expect(asLambdaReadsIt(await run(handler, sqsEvent([sqsRecord({ id: 3 })])))).toEqual({ batchItemFailures: [] })
+  })
+})
