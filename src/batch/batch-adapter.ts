@@ -37,7 +37,7 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
     watchErrors(request)
     const lease = leaseFor(request.context, config.now)
     const records = prepareRecords(source, selection, event.Records, request.context)
-    const batch: BatchState = { source, config, concurrency, timeoutMarginMs: options.timeoutMarginMs, event, records, run: [], lease, context: request.context, scheduled: false, closed: false, timedOut: false, answered: false }
+    const batch: BatchState = { source, config, concurrency, timeoutMarginMs: options.timeoutMarginMs, event, records, run: [], lease, context: request.context, scheduled: false, closed: false, timedOut: false, answered: false, recordsRead: false }
     // Registered before claiming, so that onError can release whatever was claimed should anything below throw.
     batches.set(request, batch)
     await claimBatch(config, source, concurrency, records, lease)
@@ -55,14 +55,21 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
       reportBatch(batch)
       return answerBatch(batch, 'native')
     }
-    const handed = { ...event, Records: batch.run.map((s) => s.record) }
+    const handed = handOver(event, batch)
     registerBatch(handed, batch)
     request.event = handed
     return undefined
   }
 
+  /**
+   * Whether this middleware's handler is `perRecord`, learned from the batches it served: then
+   * a batch it never scheduled never started a record, whoever read the records (a validator).
+   */
+  let handlerIsPerRecord = false
+
   const after = async (request: MiddyRequest): Promise<void> => {
     const batch = batches.get(request)
+    if (batch?.scheduled === true) handlerIsPerRecord = true
     if (batch === undefined || batch.answered) return
     request.event = batch.event
     if (config.transactOnly === true && !batch.scheduled) {
@@ -113,12 +120,17 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
       }
     } else {
       batch.closed = true
+      if (batch.scheduled) handlerIsPerRecord = true
       const error = originalError(request)
+      // Nothing can have run a record that nobody read (a middleware inside ours failed in
+      // `before`: SSM, secrets), nor, with perRecord, one it did not start: such records are
+      // released whatever `onFailure` says, never kept FAILED without having run.
+      const handlerMayHaveRun = batch.scheduled || (batch.recordsRead && !handlerIsPerRecord)
       await settleUnsettled(batch, async (state) => {
         // A record perRecord is still running settles itself when its work ends.
         if (state.phase === 'running') return
-        const started = !batch.scheduled || (state.phase !== 'handed' && state.phase !== 'not-started')
-        await settleRecord(batch, state, rejected(started ? error : notStarted('the handler failed before it started')))
+        const started = handlerMayHaveRun && (!batch.scheduled || (state.phase !== 'handed' && state.phase !== 'not-started'))
+        await settleRecord(batch, state, rejected(started ? error : notStarted('the invocation failed before the handler started it (a middleware inside idempotency, or the handler before reading it)')))
       })
     }
     // A middleware inside ours answered the error (a misordered batch middleware, built on
@@ -171,5 +183,21 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
   return { before, after, onError }
 }
 
+
+/**
+ * The event the handler is given: only the records it must run, under a `Records` that notes
+ * being read, so that a failure before anything read them is known not to have run them.
+ */
+const handOver = (event: { Records: unknown[] }, batch: BatchState): object => {
+  let records = batch.run.map((s) => s.record)
+  const handed = { ...event }
+  Object.defineProperty(handed, 'Records', {
+    get: () => { batch.recordsRead = true; return records },
+    set: (value: unknown[]) => { batch.recordsRead = true; records = value },
+    enumerable: true,
+    configurable: true
+  })
+  return handed
+}
 
 const notStarted = (why: string): IdempotencyHeldBackError => new IdempotencyHeldBackError(why)

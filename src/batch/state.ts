@@ -51,6 +51,8 @@ export interface BatchState {
   timedOut: boolean
   /** `after` or `onError` has answered. */
   answered: boolean
+  /** Something inside ours (the handler, a middleware) has read the handed event's `Records`. */
+  recordsRead: boolean
 }
 
 /** The record a `run` or `copy` outcome finally stands for. */

@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
+import type { SQSEvent, SQSRecord } from 'aws-lambda'
+import { idempotency, perRecord } from '../../../src/index.js'
+import { freshTable } from '../../support/dynamodb.js'
+import { batchMiddyVersions, sqsPartialBatchFailure } from '../../support/middy.js'
+import { failedIds, lambdaContext, recordingLogger, sqsEvent, sqsRecord } from '../../support/sqs.js'
+
+type Table = Awaited<ReturnType<typeof freshTable>>
+let table: Table
+beforeAll(async () => { table = await freshTable() })
+afterAll(async () => { await table.drop() })
+
+const statusesOf = async (namespace: string): Promise<unknown[]> =>
+  (await table.items()).filter((i) => String(i.idempotencyKey).startsWith(`${namespace}#`)).map((i) => i.status)
+
+/** A middleware like @middy/ssm whose fetch fails: it throws in `before` without looking at the records. */
+const failingFetch = () => ({ before: async () => { throw new Error('SSM GetParameters: throttled') } })
+/** A middleware like @middy/validator: it reads the event, finds it invalid, throws in `before`. */
+const failingValidator = (invalid: (event: SQSEvent) => boolean) => ({
+  before: async (request: { event: SQSEvent }) => { if (invalid(request.event)) throw new Error('event is invalid') }
+})
+
+describe.each(batchMiddyVersions)('a middleware after idempotency fails in before, %s', (_name, middy) => {
+  const run = async (handler: unknown, records: SQSRecord[]): Promise<unknown> =>
+    await (handler as (e: unknown, c: unknown) => Promise<unknown>)(sqsEvent(records), lambdaContext())
+
+  test('one that never read the records (an SSM fetch): every record is released, none kept FAILED under onFailure \'fail\', and all are reported failed', async () => {
+    const namespace = `ssm-${Math.random().toString(36).slice(2, 10)}`
+    let ran = 0
+    const handler = middy<SQSEvent>()
+      .use(sqsPartialBatchFailure({ logger: false as never }))
+      .use(idempotency({ store: table.store, namespace, onFailure: 'fail', logger: recordingLogger() }))
+      .use(failingFetch())
+      .handler(async (event: SQSEvent) => await Promise.allSettled(event.Records.map(async () => { ran++ })))
+    const records = [sqsRecord({ n: 1 }), sqsRecord({ n: 2 })]
+    expect(failedIds(await run(handler, records))).toEqual(records.map((r) => r.messageId))
+    expect(ran).toBe(0)
+    expect(await statusesOf(namespace)).toEqual([])
+  })
+
+  test('a validator that read the records, in front of perRecord: every record is released (perRecord never started one)', async () => {
+    const namespace = `validator-${Math.random().toString(36).slice(2, 10)}`
+    let ran = 0
+    let reject = false
+    const handler = middy<SQSEvent>()
+      .use(sqsPartialBatchFailure({ logger: false as never }))
+      .use(idempotency({ store: table.store, namespace, onFailure: 'fail', logger: recordingLogger() }))
+      .use(failingValidator((event) => reject && event.Records.length > 0))
+      .handler(perRecord(async () => { ran++ }))
+    // A first batch goes through (the function is warm), then a batch the validator refuses.
+    await run(handler, [sqsRecord({ n: 0 })])
+    reject = true
+    const records = [sqsRecord({ n: 1 }), sqsRecord({ n: 2 })]
+    expect(failedIds(await run(handler, records))).toEqual(records.map((r) => r.messageId))
+    expect(ran).toBe(1)
+    expect(await statusesOf(namespace)).toEqual(['COMPLETED'])
+  })
+
+  test('the handler itself threw after reading the records: they may have run, and are kept FAILED under \'fail\'', async () => {
+    const namespace = `threw-${Math.random().toString(36).slice(2, 10)}`
+    const handler = middy<SQSEvent>()
+      .use(sqsPartialBatchFailure({ logger: false as never }))
+      .use(idempotency({ store: table.store, namespace, onFailure: 'fail', logger: recordingLogger() }))
+      .handler(async (event: SQSEvent) => { if (event.Records.length > 0) throw new Error('half done') })
+    const records = [sqsRecord({ n: 1 })]
+    expect(failedIds(await run(handler, records))).toEqual([records[0]?.messageId])
+    expect(await statusesOf(namespace)).toEqual(['FAILED'])
+  })
+})
