@@ -1,6 +1,7 @@
 import { IdempotencyError, IdempotencyHeldBackError } from '../errors.js'
 import { commitWithCompletion, type TransactItem } from '../lifecycle/commit.js'
 import type { Unit } from '../lifecycle/config.js'
+import { deadlineWithin } from '../lifecycle/lease.js'
 import { rejected } from '../lifecycle/outcome.js'
 import { applyOnFailure, complete, releaseRegardlessOfPolicy, type Settlement } from '../lifecycle/settle.js'
 import type { BatchState, RecordState } from './state.js'
@@ -28,9 +29,10 @@ export const settleRecord = async (batch: BatchState, state: RecordState, result
     } else if (result.reason instanceof IdempotencyHeldBackError) {
       await releaseRegardlessOfPolicy(config, unit, hold)
       settlement = { result, kind: 'held-back' }
-    } else if (batch.timedOut) {
-      // Failed after Middy's timeout, most likely because its signal aborted the work: a request
-      // may be out whose effect landed. Keep the lease (DESIGN §5): it lapses at the deadline.
+    } else if (batch.timedOut || deadlineWithin(batch.context, batch.timeoutMarginMs)) {
+      // Failed after Middy's timeout, or so close to the deadline that it most likely is one
+      // (a socket cut, an aborted request; `timeoutMarginMs`): a request may be out whose effect
+      // landed. Keep the lease (docs: Timeouts): it lapses at the deadline.
       settlement = { result, kind: 'timed-out' }
     } else {
       await applyOnFailure(config, unit, hold, result.reason)
