@@ -53,7 +53,9 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
         if (result.status === 'rejected') config.logger.warn({ message: 'idempotency: record reported failed', id: state.id, error: result.reason })
       }
       reportBatch(batch)
-      return answerBatch(batch, 'native')
+      // A tumbling window's state goes on unchanged, since no record of this batch ran.
+      const { window, state } = event as { window?: unknown, state?: unknown }
+      return Object.assign(answerBatch(batch, 'native') as object, window === undefined ? {} : { state })
     }
     const handed = handOver(event, batch)
     registerBatch(handed, batch)
@@ -102,7 +104,12 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
     await forEachBounded(batch.run, concurrency, async (state, i) => {
       await settleRecord(batch, state, read.results[i] as PromiseSettledResult<unknown>)
     })
+    // A tumbling window's `state` is the handler's to carry to the next invocation:
+    // https://docs.aws.amazon.com/lambda/latest/dg/services-kinesis-windows.html
+    const window = request.response as { state?: unknown } | null | undefined
+    const state = read.form === 'native' && typeof window === 'object' && window !== null && 'state' in window ? { state: window.state } : {}
     answer(request, batch, read.form)
+    Object.assign(request.response as object, state)
   }
 
   const onError = async (request: MiddyRequest): Promise<void> => {

@@ -66,3 +66,31 @@ describe.each(batchMiddyVersions)('the answer Lambda reads from perRecord, %s', 
     expect(asLambdaReadsIt(await run(handler, sqsEvent([sqsRecord({ id: 3 })])))).toEqual({ batchItemFailures: [] })
   })
 })
+
+describe.each(batchMiddyVersions)('tumbling windows on streams, %s', (_name, middy) => {
+  test('a handler\'s { state, batchItemFailures } keeps its state through the middleware (Kinesis)', async () => {
+    const handler = middy<KinesisStreamEvent>()
+      .use(idempotency({ store: table.store, namespace: `window-${Math.random()}`, logger: recordingLogger() }))
+      .handler((async (event: KinesisStreamEvent & { state?: Record<string, number> }) => {
+        const total = (event.state?.total ?? 0) + event.Records.length
+        return { state: { total }, batchItemFailures: [] }
+      }) as never)
+    const event = { ...kinesisEvent([kinesisRecord({ id: 1 }, 'a'), kinesisRecord({ id: 2 }, 'b')]), window: { start: '2026-11-24T00:00:00Z', end: '2026-11-24T00:05:00Z' }, state: { total: 5 }, shardId: 'shardId-000', eventSourceARN: 'arn:aws:kinesis:us-east-2:123456789012:stream/orders', isFinalInvokeForWindow: false, isWindowTerminatedEarly: false }
+    const response = await (handler as unknown as (e: unknown, c: unknown) => Promise<unknown>)(event, lambdaContext())
+    expect(asLambdaReadsIt(response)).toEqual({ state: { total: 7 }, batchItemFailures: [] })
+  })
+})
+
+test('tumbling windows: a batch of replays only (the handler is not called) carries the window\'s state on unchanged', async () => {
+  const store = table.store
+  const namespace = `window-replay-${Math.random()}`
+  const { default: middy } = await import('@middy/core')
+  const handler = middy<KinesisStreamEvent>()
+    .use(idempotency({ store, namespace, logger: recordingLogger() }))
+    .handler((async (event: KinesisStreamEvent & { state?: { total: number } }) => ({ state: { total: (event.state?.total ?? 0) + event.Records.length }, batchItemFailures: [] })) as never)
+  const records = [kinesisRecord({ id: 1 }, 'a')]
+  const window = { window: { start: '2026-11-24T00:00:00Z', end: '2026-11-24T00:05:00Z' }, shardId: 'shardId-000', isFinalInvokeForWindow: false }
+  const invoke = handler as unknown as (e: unknown, c: unknown) => Promise<unknown>
+  await invoke({ ...kinesisEvent(records), ...window, state: { total: 0 } }, lambdaContext())
+  expect(asLambdaReadsIt(await invoke({ ...kinesisEvent(records), ...window, state: { total: 1 } }, lambdaContext()))).toEqual({ state: { total: 1 }, batchItemFailures: [] })
+})
