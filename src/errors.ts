@@ -56,7 +56,13 @@ export class IdempotencyPayloadMismatchError extends IdempotencyError {
  * if (error instanceof IdempotencyFailedError) console.log(error.storedError.name, error.storedError.message)
  * ```
  */
-export interface StoredError { name: string, message: string }
+export interface StoredError {
+  name: string
+  /** At most about 1 KB: a longer message is cut, and says so. */
+  message: string
+  /** The error's own `code` (a string), when it has one: `ECONNRESET`, `card_declined`. */
+  code?: string
+}
 
 /**
  * A FAILED outcome is stored for this key (policy `onFailure: 'fail'`): the business
@@ -199,10 +205,20 @@ export class HttpServerErrorResponse extends Error {
   }
 }
 
-/** Name and message of an error, for a FAILED record (no stack: it may hold secrets and is large). */
+// A stored error is bounded whatever the store's own limit: a FAILED record must always fit,
+// or the write fails and the record stays IN_PROGRESS to run again, what 'fail' exists to prevent.
+const MAX_NAME = 128
+const MAX_MESSAGE = 1000
+
+const cut = (text: string, max: number): string =>
+  text.length <= max ? text : `${text.slice(0, max - 40)}… (truncated from ${text.length} characters)`
+
+/** Name, code and message of an error, for a FAILED record (no stack: it may hold secrets and is large), bounded. */
 export const toStoredError = (error: unknown): StoredError => {
-  if (error instanceof Error) return { name: error.name, message: error.message }
-  return { name: 'Error', message: typeof error === 'string' ? error : safeString(error) }
+  const name = error instanceof Error ? String(error.name) : 'Error'
+  const message = error instanceof Error ? String(error.message) : typeof error === 'string' ? error : safeString(error)
+  const code = (error as { code?: unknown } | null | undefined)?.code
+  return { name: cut(name, MAX_NAME), message: cut(message, MAX_MESSAGE), ...(typeof code === 'string' ? { code: cut(code, MAX_NAME) } : {}) }
 }
 
 const safeString = (value: unknown): string => {

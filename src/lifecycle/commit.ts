@@ -14,12 +14,10 @@ export type { TransactItem }
 export const MAX_TRANSACT_ITEMS = 99
 const MAX_TRANSACT_BYTES = 4 * 1024 * 1024
 
-const OPERATIONS = ['Put', 'Update', 'Delete', 'ConditionCheck'] as const
+// Refusals that say the commit can never be stored as it is (not a business condition).
+const INVALID = new Set(['ValidationException', 'ValidationError'])
 
-// Cancellation reasons that say nothing about the writes themselves: the SDK does not retry a
-// cancelled transaction, so the record is released for a redelivery to try again.
-// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html#API_TransactWriteItems_Errors
-const TEMPORARY = new Set(['TransactionConflict', 'ProvisionedThroughputExceeded', 'ThrottlingError'])
+const OPERATIONS = ['Put', 'Update', 'Delete', 'ConditionCheck'] as const
 
 /** Why `item` is not a `TransactWriteItems` entry, or undefined when it is one. */
 export const checkTransactItem = (item: unknown): string | undefined => {
@@ -103,7 +101,9 @@ export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, 
       const which = committed.entry === undefined ? 'the transaction' : `transact entry ${committed.entry}`
       const error = new IdempotencyTransactError(`${which} was refused (${committed.code}): ${committed.message}; nothing was written`,
         { key: unit.key, code: committed.code, ...(committed.entry === undefined ? {} : { entry: committed.entry }) })
-      if (!TEMPORARY.has(committed.code)) return await refuse(error)
+      // A write refused as it stands (a condition, an invalid entry): the work may have had
+      // effects outside transact, so an invalid commit is kept FAILED as an unstorable result is.
+      if (!committed.temporary) return await refuse(error, INVALID.has(committed.code))
       // Another transaction on the same item, or throttling: nothing is wrong with the work.
       // Released whatever `onFailure` says, so that a redelivery simply tries again.
       await releaseRegardlessOfPolicy(config, unit, hold)

@@ -1,3 +1,6 @@
+import { TransactWriteItemsCommand, type TransactWriteItem } from '@aws-sdk/client-dynamodb'
+import { toAttributeMap, UnmarshallableValueError, type MarshallOptions } from './dynamodb-marshal.js'
+import type { Item } from './dynamodb-items.js'
 import type { DynamoDBSender } from './dynamodb-store.js'
 import type { CommitOutcome, CommitResult, IdempotencyRecord, TransactItem } from './store.js'
 
@@ -5,20 +8,12 @@ import type { CommitOutcome, CommitResult, IdempotencyRecord, TransactItem } fro
 export interface CommitTarget {
   client: DynamoDBSender
   tableName: string
-  /** The record's key in native form (partition key, and sort key when there is one). */
-  key: Record<string, string>
+  /** The record's key, marshalled (partition key, and sort key when there is one). */
+  key: Item
   names: { keyAttr: string, statusAttr: string, expiryAttr: string, inProgressExpiryAttr: string, leaseTokenAttr: string, payloadHashAttr: string, responseDataAttr: string, errorAttr: string }
   /** Reads a stored item (as DynamoDB returns it in a cancellation reason) into a record. */
-  fromItem: (item: Record<string, any>) => IdempotencyRecord
+  fromItem: (item: Item) => IdempotencyRecord
 }
-
-type LibDynamoDB = typeof import('@aws-sdk/lib-dynamodb')
-let lib: Promise<LibDynamoDB> | undefined
-// Loaded on the first commit only: a handler that never calls `transact` never pays for it
-// at cold start. lib-dynamodb is an optional peer, present in the Lambda Node.js runtimes.
-const loadLib = async (): Promise<LibDynamoDB> => await (lib ??= import('@aws-sdk/lib-dynamodb'))
-
-const documentClients = new WeakMap<object, { send: DynamoDBSender['send'] }>()
 
 /**
  * One `TransactWriteItems`: the user's writes, then our completion fenced by the lease token
@@ -26,27 +21,41 @@ const documentClients = new WeakMap<object, { send: DynamoDBSender['send'] }>()
  * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html
  */
 export const commitTransaction = async (target: CommitTarget, leaseToken: string, outcome: CommitOutcome, writes: readonly TransactItem[], claim?: { nowMs: number }): Promise<CommitResult> => {
-  const { DynamoDBDocumentClient, TransactWriteCommand } = await loadLib()
-  // The user's entries are in native values: a document client marshals them (the user's own,
-  // with its marshalling options, when the store was given one).
-  const client = isDocumentClient(target.client)
-    ? target.client
-    : documentClients.get(target.client) ?? remember(target.client, DynamoDBDocumentClient.from(target.client as never))
+  // The user's entries are in native values; a document client's own marshalling options apply.
+  const options = (target.client as { config?: { translateConfig?: { marshallOptions?: MarshallOptions } } }).config?.translateConfig?.marshallOptions ?? {}
+  let entries: TransactWriteItem[]
   try {
-    await client.send(new TransactWriteCommand({
-      TransactItems: [...writes, claim === undefined ? fencedCompletion(target, leaseToken, outcome) : claimingCompletion(target, leaseToken, outcome, claim.nowMs)] as never,
+    entries = writes.map((write, i) => marshalEntry(write, i, options))
+  } catch (error) {
+    if (!(error instanceof UnmarshallableValueError)) throw error
+    const entry = Number(/^entry (\d+)/.exec(error.path)?.[1])
+    return { status: 'refused', entry, code: 'ValidationError', message: error.message, temporary: false }
+  }
+  try {
+    await target.client.send(new TransactWriteItemsCommand({
+      TransactItems: [...entries, claim === undefined ? fencedCompletion(target, leaseToken, outcome) : claimingCompletion(target, leaseToken, outcome, claim.nowMs)],
       // An SDK retry of a commit whose answer was lost is then answered as the first one was,
       // instead of meeting its own completion. One commit per claim, so the token is unique.
       ClientRequestToken: leaseToken
-    }) as never)
+    }))
     return { status: 'committed' }
   } catch (error) {
-    return readCancellation(error, writes.length, target, leaseToken, claim !== undefined)
+    return readCancellation(error, writes, target, leaseToken, claim !== undefined)
   }
 }
 
+/** A user's entry, its native values marshalled; the path of a value that cannot be names the entry. */
+const marshalEntry = (write: TransactItem, index: number, options: MarshallOptions): TransactWriteItem => {
+  const [operation, body] = Object.entries(write)[0] as [string, Record<string, unknown>]
+  const marshalled: Record<string, unknown> = { ...body }
+  for (const field of ['Item', 'Key', 'ExpressionAttributeValues']) {
+    if (body[field] !== undefined) marshalled[field] = toAttributeMap(body[field] as Record<string, unknown>, `entry ${index} (${operation} on ${String(body.TableName)}) ${field}`, options)
+  }
+  return { [operation]: marshalled } as TransactWriteItem
+}
+
 /** The claimed record becomes COMPLETED: only while it is ours and IN_PROGRESS. */
-const fencedCompletion = (target: CommitTarget, leaseToken: string, outcome: CommitOutcome) => {
+const fencedCompletion = (target: CommitTarget, leaseToken: string, outcome: CommitOutcome): TransactWriteItem => {
   const n = target.names
   return {
     Update: {
@@ -56,69 +65,77 @@ const fencedCompletion = (target: CommitTarget, leaseToken: string, outcome: Com
       ConditionExpression: '#token = :token AND #status = :inProgress',
       ExpressionAttributeNames: { '#status': n.statusAttr, '#expiry': n.expiryAttr, '#token': n.leaseTokenAttr, '#data': n.responseDataAttr, '#error': n.errorAttr },
       ExpressionAttributeValues: {
-        ':completed': 'COMPLETED',
-        ':inProgress': 'IN_PROGRESS',
-        ':expiry': outcome.expiry,
-        ':token': leaseToken,
-        ...(outcome.responseData === undefined ? {} : { ':data': outcome.responseData })
+        ':completed': { S: 'COMPLETED' },
+        ':inProgress': { S: 'IN_PROGRESS' },
+        ':expiry': { N: String(outcome.expiry) },
+        ':token': { S: leaseToken },
+        ...(outcome.responseData === undefined ? {} : { ':data': { S: outcome.responseData } })
       },
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD'
     }
   }
 }
 
-/** `effects: 'transact-only'`: the COMPLETED record is put on the claim's own condition (DESIGN §2). */
-const claimingCompletion = (target: CommitTarget, leaseToken: string, outcome: CommitOutcome, nowMs: number) => {
+/** `effects: 'transact-only'`: the COMPLETED record is put on the claim's own condition (docs/architecture.md). */
+const claimingCompletion = (target: CommitTarget, leaseToken: string, outcome: CommitOutcome, nowMs: number): TransactWriteItem => {
   const n = target.names
   return {
     Put: {
       TableName: target.tableName,
       Item: {
         ...target.key,
-        [n.statusAttr]: 'COMPLETED',
-        [n.expiryAttr]: outcome.expiry,
-        [n.leaseTokenAttr]: leaseToken,
-        ...(outcome.payloadHash === undefined ? {} : { [n.payloadHashAttr]: outcome.payloadHash }),
-        ...(outcome.responseData === undefined ? {} : { [n.responseDataAttr]: outcome.responseData })
+        [n.statusAttr]: { S: 'COMPLETED' },
+        [n.expiryAttr]: { N: String(outcome.expiry) },
+        [n.leaseTokenAttr]: { S: leaseToken },
+        ...(outcome.payloadHash === undefined ? {} : { [n.payloadHashAttr]: { S: outcome.payloadHash } }),
+        ...(outcome.responseData === undefined ? {} : { [n.responseDataAttr]: { S: outcome.responseData } })
       },
       ConditionExpression: 'attribute_not_exists(#key) OR #expiry < :nowSeconds OR (#status = :inProgress AND #lease < :nowMs)',
       ExpressionAttributeNames: { '#key': n.keyAttr, '#expiry': n.expiryAttr, '#status': n.statusAttr, '#lease': n.inProgressExpiryAttr },
-      ExpressionAttributeValues: { ':nowSeconds': Math.floor(nowMs / 1000), ':nowMs': nowMs, ':inProgress': 'IN_PROGRESS' },
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const
+      ExpressionAttributeValues: { ':nowSeconds': { N: String(Math.floor(nowMs / 1000)) }, ':nowMs': { N: String(nowMs) }, ':inProgress': { S: 'IN_PROGRESS' } },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD'
     }
   }
 }
 
-const remember = (client: DynamoDBSender, doc: { send: DynamoDBSender['send'] }): { send: DynamoDBSender['send'] } => {
-  documentClients.set(client, doc)
-  return doc
-}
+// Requests DynamoDB refused before applying anything, for want of capacity: a later try may pass.
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Programming.Errors.html
+const THROTTLED = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded'])
+// Cancellation reasons that say nothing about the writes themselves (another transaction, throttling).
+// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html#API_TransactWriteItems_Errors
+const TEMPORARY_REASONS = new Set(['TransactionConflict', 'ProvisionedThroughputExceeded', 'ThrottlingError'])
 
-/** A `DynamoDBDocumentClient` keeps its marshalling options under `config.translateConfig`. */
-const isDocumentClient = (client: DynamoDBSender): boolean =>
-  typeof (client as { config?: { translateConfig?: unknown } }).config?.translateConfig === 'object'
-
-interface Reason { Code?: string, Message?: string, Item?: Record<string, any> }
+interface Reason { Code?: string, Message?: string, Item?: Item }
 
 /**
- * What a `TransactionCanceledException` says: which entry refused and why, or that the
- * completion met our own committed record (a retry whose first answer was lost). Anything
- * else is rethrown.
+ * What a refused commit says. Cancelled: which entry refused and why, or that the completion
+ * met our own committed record (a retry whose first answer was lost). Invalid
+ * (`ValidationException`) or throttled: nothing was applied, so the refusal is certain, not a
+ * "did it land?". Anything else (network, 5xx, a request token still in progress) is rethrown:
+ * whether it landed is unknown, and the lease is kept.
  */
-const readCancellation = (error: unknown, completionIndex: number, target: CommitTarget, leaseToken: string, unclaimed: boolean): CommitResult => {
-  const { name, CancellationReasons: reasons } = (error ?? {}) as { name?: string, CancellationReasons?: Reason[] }
+const readCancellation = (error: unknown, writes: readonly TransactItem[], target: CommitTarget, leaseToken: string, unclaimed: boolean): CommitResult => {
+  const { name = '', message = '', CancellationReasons: reasons } = (error ?? {}) as { name?: string, message?: string, CancellationReasons?: Reason[] }
+  if (THROTTLED.has(name)) return { status: 'refused', code: name, message, temporary: true }
+  if (name === 'ValidationException') {
+    // DynamoDB does not say which entry is invalid: name the one there is, or every table written.
+    const tables = writes.map((w, i) => `entry ${i} ${Object.keys(w)[0] ?? ''} on ${tableOf(w)}`).join(', ')
+    return { status: 'refused', ...(writes.length === 1 ? { entry: 0 } : {}), code: name, message: `${message} (${tables}; the completion on ${target.tableName})`, temporary: false }
+  }
   if (name !== 'TransactionCanceledException' || !Array.isArray(reasons)) throw error
+  const completionIndex = writes.length
   const completion = reasons[completionIndex]
   if (completion?.Code === 'ConditionalCheckFailed') {
-    // The retry of a commit that had landed meets our own completion: it is ours, committed.
     const stored = target.fromItem(completion.Item ?? {})
     if (stored.leaseToken === leaseToken && stored.status === 'COMPLETED') return { status: 'committed' }
     return unclaimed ? { status: 'taken', record: stored } : { status: 'lease-lost' }
   }
   const entry = reasons.findIndex((r) => r.Code !== undefined && r.Code !== 'None')
-  const blamed = reasons[entry]
-  if (entry === -1 || entry === completionIndex || blamed === undefined) {
-    return { status: 'refused', code: completion?.Code ?? 'Unknown', message: completion?.Message ?? (error as Error).message }
-  }
-  return { status: 'refused', entry, code: blamed.Code ?? 'Unknown', message: blamed.Message ?? (error as Error).message }
+  const blamed = entry === -1 || entry === completionIndex ? completion : reasons[entry]
+  const code = blamed?.Code ?? 'Unknown'
+  const where = entry === -1 || entry === completionIndex ? {} : { entry }
+  const detail = entry === -1 || entry === completionIndex ? '' : ` (on ${tableOf(writes[entry] as TransactItem)})`
+  return { status: 'refused', ...where, code, message: `${blamed?.Message ?? message}${detail}`, temporary: TEMPORARY_REASONS.has(code) }
 }
+
+const tableOf = (write: TransactItem): string => String((Object.values(write)[0] as { TableName?: unknown } | undefined)?.TableName)

@@ -168,7 +168,7 @@ export class DynamoDBStore implements IdempotencyStore {
     const values: Item = {
       ':status': { S: 'FAILED' },
       ':expiry': { N: String(outcome.expiry) },
-      ':error': { M: { name: { S: outcome.error.name }, message: { S: outcome.error.message } } }
+      ':error': { M: { name: { S: outcome.error.name }, message: { S: outcome.error.message }, ...(outcome.error.code === undefined ? {} : { code: { S: outcome.error.code } }) } }
     }
     return this.#fenced('fail', key, leaseToken, 'SET #status = :status, #expiry = :expiry, #error = :error REMOVE #data',
       { '#error': this.#names.errorAttr, '#data': this.#names.responseDataAttr }, values)
@@ -203,11 +203,8 @@ export class DynamoDBStore implements IdempotencyStore {
   }
 
   async commit (key: string, leaseToken: string, outcome: CommitOutcome, writes: readonly TransactItem[], claim?: { nowMs: number }): Promise<CommitResult> {
-    const n = this.#names
-    const nativeKey: Record<string, string> = { [n.keyAttr]: key }
-    if (n.sortKeyAttr !== undefined) nativeKey[n.sortKeyAttr] = this.#sortKeyValue
     try {
-      return await commitTransaction({ client: this.#client, tableName: this.tableName, key: nativeKey, names: n, fromItem: (item) => this.#fromItem(item) }, leaseToken, outcome, writes, claim)
+      return await commitTransaction({ client: this.#client, tableName: this.tableName, key: this.#keyOf(key), names: this.#names, fromItem: (item) => this.#fromItem(item) }, leaseToken, outcome, writes, claim)
     } catch (error) {
       throw this.#storeError('commit', key, error)
     }

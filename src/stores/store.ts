@@ -150,7 +150,12 @@ export type CommitResult =
   | { status: 'lease-lost' }
   /** Unclaimed commit only: a record protects the key (another invocation committed first); nothing was applied. */
   | { status: 'taken', record: IdempotencyRecord }
-  | { status: 'refused', entry?: number, code: string, message: string }
+  /**
+   * Refused before anything was applied: by one of the writes (`entry`), as invalid, or for want
+   * of capacity. `temporary`: nothing is wrong with the writes (another transaction on the same
+   * item, throttling), so the record is released for a redelivery to try again.
+   */
+  | { status: 'refused', entry?: number, code: string, message: string, temporary: boolean }
 
 /** True when `record` no longer stands in the way of a claim at `nowMs` (DESIGN §2, one unit per attribute). */
 export const isClaimable = (record: IdempotencyRecord, nowMs: number): boolean =>

@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
+import { CreateTableCommand, DeleteTableCommand, TransactWriteItemsCommand, type DynamoDBClient as Client } from '@aws-sdk/client-dynamodb'
+import type { SQSEvent, SQSRecord } from 'aws-lambda'
+import { DynamoDBStore, idempotency, IdempotencyTransactError, perRecord, type OutcomeReport, type RecordTools } from '../../../src/index.js'
+import { freshTable } from '../../support/dynamodb.js'
+import { sqsPartialBatchFailure } from '../../support/middy.js'
+import middy from '@middy/core'
+import { failedIds, lambdaContext, recordingLogger, sqsEvent, sqsRecord } from '../../support/sqs.js'
+
+type Table = Awaited<ReturnType<typeof freshTable>>
+let table: Table
+const ordersTable = `orders-refusals-${process.pid}-${Math.random().toString(36).slice(2, 8)}`
+
+beforeAll(async () => {
+  table = await freshTable()
+  await table.client.send(new CreateTableCommand({ TableName: ordersTable, KeySchema: [{ AttributeName: 'orderId', KeyType: 'HASH' }], AttributeDefinitions: [{ AttributeName: 'orderId', AttributeType: 'S' }], BillingMode: 'PAY_PER_REQUEST' }))
+})
+afterAll(async () => {
+  await table.client.send(new DeleteTableCommand({ TableName: ordersTable }))
+  await table.drop()
+})
+
+const statusesOf = async (namespace: string): Promise<unknown[]> =>
+  (await table.items()).filter((i) => String(i.idempotencyKey).startsWith(`${namespace}#`)).map((i) => i.status)
+
+const consumer = (fn: (record: SQSRecord, tools: RecordTools) => Promise<unknown>, options: { client?: Client, onFailure?: 'fail' | 'delete' } = {}) => {
+  const namespace = `refusal-${Math.random().toString(36).slice(2, 10)}`
+  const outcomes: OutcomeReport[] = []
+  const store = new DynamoDBStore({ tableName: table.tableName, client: options.client ?? table.client })
+  const handler = middy<SQSEvent>()
+    .use(sqsPartialBatchFailure({ logger: false as never }))
+    .use(idempotency({ store, namespace, onFailure: options.onFailure ?? 'delete', logger: recordingLogger(), onOutcome: (o) => { outcomes.push(o) } }))
+    .handler(perRecord(fn) as never)
+  return { namespace, outcomes, run: async (records: SQSRecord[]) => await (handler as unknown as (e: SQSEvent, c: unknown) => Promise<unknown>)(sqsEvent(records), lambdaContext()) }
+}
+
+describe('a transact commit DynamoDB refuses as invalid applied nothing: the record fails for good, never keeps its lease', () => {
+  test('an item over 400 KB: ValidationException, the record is kept FAILED (its work may have had other effects), its neighbour completes', async () => {
+    const { namespace, outcomes, run } = consumer(async (record, { transact }) => {
+      const { orderId, big } = JSON.parse(record.body) as { orderId: string, big: boolean }
+      transact({ Put: { TableName: ordersTable, Item: { orderId, note: big ? 'x'.repeat(410 * 1024) : 'ok' } } })
+    })
+    const big = sqsRecord({ orderId: `o-${Math.random()}`, big: true })
+    const fine = sqsRecord({ orderId: `o-${Math.random()}`, big: false })
+    expect(failedIds(await run([big, fine]))).toEqual([big.messageId])
+    expect((await statusesOf(namespace)).sort()).toEqual(['COMPLETED', 'FAILED'])
+    const failed = outcomes.find((o) => o.kind === 'failed')
+    expect(failed?.error).toBeInstanceOf(IdempotencyTransactError)
+    expect((failed?.error as IdempotencyTransactError).code).toBe('ValidationException')
+  })
+
+  test('an entry with the wrong key attribute for the user\'s own table: IdempotencyTransactError naming the entry and its table, not the idempotency table\'s schema', async () => {
+    const { namespace, outcomes, run } = consumer(async (record, { transact }) => {
+      transact({ Update: { TableName: ordersTable, Key: { id: 'wrong-key-attribute' }, UpdateExpression: 'SET n = :n', ExpressionAttributeValues: { ':n': 1 } } })
+    }, { onFailure: 'delete' })
+    const record = sqsRecord({ orderId: 'x' })
+    expect(failedIds(await run([record]))).toEqual([record.messageId])
+    // Invalid as it stands: kept FAILED (its work may have had effects outside transact), nothing left IN_PROGRESS.
+    expect(await statusesOf(namespace)).toEqual(['FAILED'])
+    const error = outcomes[0]?.error as IdempotencyTransactError
+    expect(error).toBeInstanceOf(IdempotencyTransactError)
+    expect(error.message).toContain(ordersTable)
+    expect(error.message).not.toMatch(/key schema of table idempotency/)
+    expect(error.entry).toBe(0)
+  })
+})
+
+describe('a throttled TransactWriteItems (after the SDK\'s retries) applied nothing: the record is released', () => {
+  test('ProvisionedThroughputExceededException on the commit: released (a redelivery runs it), reported failed', async () => {
+    // Everything goes to DynamoDB Local except the commit, which is throttled: the one fault it cannot produce.
+    const throttled = Object.assign(new Error('Throughput exceeds the current capacity of your table'), { name: 'ProvisionedThroughputExceededException', $fault: 'client', $metadata: { httpStatusCode: 400 } })
+    const sender = { send: async (command: unknown) => command instanceof TransactWriteItemsCommand ? await Promise.reject(throttled) : await table.client.send(command as never) } as unknown as Client
+    const { namespace, outcomes, run } = consumer(async (record, { transact }) => {
+      transact({ Put: { TableName: ordersTable, Item: { orderId: `t-${Math.random()}` } } })
+    }, { client: sender, onFailure: 'fail' })
+    const record = sqsRecord({ n: 1 })
+    expect(failedIds(await run([record]))).toEqual([record.messageId])
+    expect(await statusesOf(namespace)).toEqual([])
+    expect(outcomes[0]?.kind).toBe('failed')
+  })
+})
+
+describe('a stored error is bounded whatever its message', () => {
+  test('onFailure \'fail\' with a 480 KB message: the record is kept FAILED with a truncated message, never left IN_PROGRESS', async () => {
+    const { namespace, run } = consumer(async () => { throw Object.assign(new Error('x'.repeat(480 * 1024)), { name: 'GatewayError', code: 'E_GATEWAY' }) }, { onFailure: 'fail' })
+    const record = sqsRecord({ n: 1 })
+    expect(failedIds(await run([record]))).toEqual([record.messageId])
+    const items = (await table.items()).filter((i) => String(i.idempotencyKey).startsWith(`${namespace}#`))
+    expect(items.map((i) => i.status)).toEqual(['FAILED'])
+    const stored = items[0]?.error as { name: { S: string }, message: { S: string }, code?: { S: string } }
+    expect(stored.name.S).toBe('GatewayError')
+    expect(stored.code?.S).toBe('E_GATEWAY')
+    expect(stored.message.S.length).toBeLessThanOrEqual(1024)
+    expect(stored.message.S).toMatch(/truncated/)
+  })
+})
