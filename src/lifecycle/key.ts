@@ -64,6 +64,12 @@ export const compileSelector = (selector: Selector, what: string): Select => {
  * of its properties. Anything that is not plain data is refused rather than flattened:
  * `JSON.stringify` turns a Promise, a Map or a Set into `{}`, and every record would
  * then share one key. Objects with `toJSON` (a Date) are hashed as their JSON.
+ *
+ * What DynamoDB's types become once unmarshalled (by `@middy/event-normalizer` or
+ * `unmarshall`) is data too, each written with a `#` tag no JSON text starts with, so that it
+ * never hashes like the plain value it resembles: a Set (members sorted, so insertion order does
+ * not count), a Map (entries sorted), bytes (a Buffer or a Uint8Array, as base64) and a number
+ * kept as its text (`NumberValue`, from `wrapNumbers`).
  */
 export const canonicalJson = (value: unknown): string => {
   if (value === null || typeof value !== 'object') {
@@ -75,6 +81,11 @@ export const canonicalJson = (value: unknown): string => {
     throw new Error('it is a Promise: key and payload functions must be synchronous')
   }
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
+  if (value instanceof Set) return `#set[${[...value].map(canonicalJson).sort().join(',')}]`
+  if (value instanceof Map) return `#map{${[...value].map(([k, v]) => `${canonicalJson(k)}:${canonicalJson(v)}`).sort().join(',')}}`
+  const bytes = bytesOf(value)
+  if (bytes !== undefined) return `#bytes"${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')}"`
+  if (isNumberValue(value)) return `#number${JSON.stringify(value.value)}`
   if (!isPlainObject(value)) {
     if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return canonicalJson((value as { toJSON: () => unknown }).toJSON())
     throw new Error(`it holds an instance of ${(value.constructor as { name?: string } | undefined)?.name ?? 'a class'}, not plain data`)
@@ -84,6 +95,17 @@ export const canonicalJson = (value: unknown): string => {
     .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
   return `{${entries.join(',')}}`
 }
+
+/** The bytes of a Buffer, a typed array, a DataView or an ArrayBuffer. */
+const bytesOf = (value: object): Uint8Array | undefined => {
+  if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength)
+  if (value instanceof ArrayBuffer) return new Uint8Array(value)
+  return undefined
+}
+
+/** `@aws-sdk/util-dynamodb`'s `NumberValue`, known by its shape (the package need not be loaded). */
+const isNumberValue = (value: object): value is { value: string } =>
+  value.constructor?.name === 'NumberValue' && typeof (value as { value?: unknown }).value === 'string'
 
 /**
  * An object literal, `JSON.parse` output or `Object.create(null)`: from any realm (an object
@@ -105,13 +127,17 @@ export const isEmptySelection = (value: unknown): boolean => {
   if (typeof hashed === 'number') return !Number.isFinite(hashed)
   if (typeof hashed !== 'object') return false
   if (Array.isArray(hashed)) return hashed.every(isEmptySelection)
+  if (hashed instanceof Set) return [...hashed].every(isEmptySelection)
+  if (hashed instanceof Map) return [...hashed.values()].every(isEmptySelection)
+  const bytes = bytesOf(hashed)
+  if (bytes !== undefined) return bytes.byteLength === 0
   if (!isPlainObject(hashed)) return false
   return Object.values(hashed).every(isEmptySelection)
 }
 
 /** What `canonicalJson` hashes of an object with `toJSON` (a Date, a class of the user's). */
 const asHashed = (value: unknown): unknown =>
-  typeof value === 'object' && value !== null && !isPlainObject(value) && typeof (value as { toJSON?: unknown }).toJSON === 'function'
+  typeof value === 'object' && value !== null && !isPlainObject(value) && bytesOf(value) === undefined && typeof (value as { toJSON?: unknown }).toJSON === 'function'
     ? (value as { toJSON: () => unknown }).toJSON()
     : value
 
