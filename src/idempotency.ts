@@ -1,4 +1,4 @@
-import { defaultEventKey, defaultEventPayload, runsUnprotected } from './adapters/http.js'
+import { defaultEventKey, defaultEventPayload, runsUnprotected, type CallerOf } from './adapters/http.js'
 import { wholeEventAdapter } from './adapters/whole-event.js'
 import { batchAdapter } from './batch/batch-adapter.js'
 import { sourceByMode, sourceOf } from './sources/index.js'
@@ -77,7 +77,9 @@ export const idempotency = <TEvent = any>(options: IdempotencyOptions<TEvent>): 
     }
     return adapter
   }
-  const event = wholeEventAdapter(config, selection({ key: defaultEventKey, payload: defaultEventPayload }, 'the event'), {
+  const { caller } = resolved
+  const eventKey: Selector = caller === undefined ? defaultEventKey : (unit, context) => defaultEventKey(unit, context, caller as CallerOf)
+  const event = wholeEventAdapter(config, selection({ key: eventKey, payload: defaultEventPayload }, 'the event'), {
     timeoutMarginMs: resolved.timeoutMarginMs,
     // Only the default key leaves GET and the like without the header unprotected.
     ...(resolved.key === undefined ? { runsUnprotected } : {}),

@@ -5,7 +5,8 @@ import type { FailurePolicy, IdempotencyLogger, IdempotencyOptions, OutcomeRepor
 export type { IdempotencyOptions }
 
 /** The options with every default applied. */
-export interface ResolvedOptions extends Required<Omit<IdempotencyOptions, 'key' | 'payload' | 'logger' | 'onOutcome' | 'responseHook'>> {
+export interface ResolvedOptions extends Required<Omit<IdempotencyOptions, 'key' | 'payload' | 'logger' | 'onOutcome' | 'responseHook' | 'caller'>> {
+  caller?: IdempotencyOptions['caller']
   onOutcome?: (outcome: OutcomeReport) => void
   responseHook?: IdempotencyOptions['responseHook']
   key?: Selector
@@ -54,6 +55,7 @@ export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => 
     (options.clockSkewMs !== undefined && !(Number.isSafeInteger(options.clockSkewMs) && options.clockSkewMs >= 0) && 'clockSkewMs must be an integer of 0 or more') ||
     (options.timeoutMarginMs !== undefined && !(Number.isSafeInteger(options.timeoutMarginMs) && options.timeoutMarginMs >= 0) && 'timeoutMarginMs must be an integer of 0 or more') ||
     (options.responseHook !== undefined && typeof options.responseHook !== 'function' && 'responseHook must be a function') ||
+    (options.caller !== undefined && typeof options.caller !== 'function' && 'caller must be a function (event, context) => string | undefined') ||
     (options.effects !== undefined && !['any', 'transact-only'].includes(options.effects) && "effects must be 'any' or 'transact-only'") ||
     (options.effects === 'transact-only' && typeof store.commit !== 'function' && "effects: 'transact-only' needs a store that commits transactions (DynamoDBStore)") ||
     (options.now !== undefined && typeof options.now !== 'function' && 'now must be a function returning epoch milliseconds')

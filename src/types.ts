@@ -136,6 +136,20 @@ export interface IdempotencyOptions<TEvent = any> {
    */
   responseHook?: (response: unknown, info: { key: string, event: unknown }) => unknown
   /**
+   * HTTP events with the default key: who the caller is, so that two callers sending the same
+   * `Idempotency-Key` never share a stored response. Return `undefined` for an anonymous request.
+   * [read from the request: API Gateway REST `authorizer.principalId` (Lambda authorizers
+   * included) or Cognito `claims.sub`; HTTP API JWT `sub`, Lambda authorizer `principalId` or
+   * `sub`, IAM user or role; a Cognito identity; ALB OIDC `x-amzn-oidc-identity`. A Lambda
+   * authorizer whose context names the user otherwise (`userId`) needs this option.]
+   *
+   * @example
+   * ```ts
+   * idempotency({ store, caller: (event) => event.requestContext?.authorizer?.lambda?.userId })
+   * ```
+   */
+  caller?: (event: any, context: Context) => string | undefined
+  /**
    * `'transact-only'`: a promise you make that every effect of your `perRecord` function is a
    * `transact` write. Records are then not claimed before they run: a new record costs one
    * request, its `TransactWriteItems` of your writes and its COMPLETED record (put on the

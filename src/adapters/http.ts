@@ -125,7 +125,7 @@ const isKey = (value: unknown): value is string => typeof value === 'string' && 
  * // { method: 'POST', path: '/orders', idempotencyKey: 'k-1' }
  * ```
  */
-export const defaultEventKey = (event: unknown): unknown => {
+export const defaultEventKey = (event: unknown, context?: unknown, nameCaller: CallerOf = callerOf): unknown => {
   const request = httpRequestOf(event)
   if (request === undefined) return event
   const idempotencyKey = idempotencyKeyOf(event)
@@ -133,10 +133,16 @@ export const defaultEventKey = (event: unknown): unknown => {
     throw new IdempotencyKeyError(`the ${IDEMPOTENCY_KEY_HEADER} header is missing from ${request.method} ${request.path}: an HTTP request is identified by it (or set the key option)`)
   }
   const query = queryOf(event as HttpEventShape)
-  const caller = callerOf(event as HttpEventShape)
-  const key: HttpRequestKey = { ...request, ...(query.length === 0 ? {} : { query }), ...(caller === undefined ? {} : { caller }), idempotencyKey }
+  const caller = nameCaller(event, context)
+  if (caller !== undefined && typeof caller !== 'string') {
+    throw new IdempotencyKeyError(`the caller option returned ${typeof caller}, not a string or undefined`, undefined, { clientError: false })
+  }
+  const key: HttpRequestKey = { ...request, ...(query.length === 0 ? {} : { query }), ...(caller === undefined || caller === '' ? {} : { caller }), idempotencyKey }
   return key
 }
+
+/** Who sent a request: the `caller` option, or what the authorizers say. */
+export type CallerOf = (event: unknown, context: unknown) => string | undefined
 
 /**
  * True for an HTTP request the default key does not protect: a method other than POST and
@@ -174,10 +180,13 @@ const queryOf = (event: HttpEventShape): Array<[string, string]> => {
  * the worker (an ECS task, an EC2 instance) and with every credential refresh, and a retry
  * from another worker of the same service must still meet the first request.
  */
-const callerOf = (event: HttpEventShape): string | undefined => {
-  const context = event.requestContext
+const callerOf: CallerOf = (event) => {
+  const context = (event as HttpEventShape).requestContext
   const a = context?.authorizer
-  const identity = [a?.principalId, a?.claims?.sub, a?.jwt?.claims?.sub, a?.lambda?.principalId, a?.lambda?.sub, a?.iam?.cognitoIdentity?.identityId, context?.identity?.cognitoIdentityId]
+  // ALB with OIDC authentication names the user's `sub` in this header (ALB sets it itself):
+  // https://docs.aws.amazon.com/elasticloadbalancing/latest/application/listener-authenticate-users.html
+  const oidc = headerValues(event as HttpEventShape, 'x-amzn-oidc-identity')[0]
+  const identity = [a?.principalId, a?.claims?.sub, a?.jwt?.claims?.sub, a?.lambda?.principalId, a?.lambda?.sub, a?.iam?.cognitoIdentity?.identityId, context?.identity?.cognitoIdentityId, oidc]
     .find(isNonEmptyString)
   if (identity !== undefined) return identity
   const arn = [a?.iam?.userArn, context?.identity?.userArn].find(isNonEmptyString)
