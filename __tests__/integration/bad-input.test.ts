@@ -170,10 +170,19 @@ describe.each(middyVersions)('bad input, %s', (_, middy) => {
       expect(await run.items()).toEqual([])
     })
 
-    test('a key function returning a Map fails that record instead of hashing it as {}', async () => {
-      const bad = sqsRecord({ orderId: 'o-map' })
-      const run = consumer({ key: (r: SQSRecord) => r === bad ? new Map([['id', 1]]) : r.messageId })
-      await expectOnlyBadFailed(run, batchAround(bad), bad, IdempotencyKeyError, /instance of Map, not plain data/)
+    test('a key function returning a Map is hashed by its entries, never as {}: two records with different Maps are two keys', async () => {
+      const run = consumer({ payload: false, key: (r: SQSRecord) => new Map([['id', (JSON.parse(r.body) as { orderId: string }).orderId]]) })
+      const first = sqsRecord({ orderId: 'o-map-1' })
+      const second = sqsRecord({ orderId: 'o-map-2' })
+      await run.invoke([first])
+      expect(await run.invoke([second])).toEqual({ batchItemFailures: [] })
+      expect(run.ran).toEqual([first.messageId, second.messageId])
+    })
+
+    test('a key function returning an instance of a class without toJSON fails that record instead of hashing it as {}', async () => {
+      const bad = sqsRecord({ orderId: 'o-class' })
+      const run = consumer({ key: (r: SQSRecord) => r === bad ? new (class OrderRef { id = 1 })() : r.messageId })
+      await expectOnlyBadFailed(run, batchAround(bad), bad, IdempotencyKeyError, /instance of OrderRef, not plain data/)
     })
 
     test('a key function returning a Date gives distinct records distinct keys (none is replayed unrun)', async () => {

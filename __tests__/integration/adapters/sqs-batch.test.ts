@@ -388,9 +388,12 @@ describe.each(batchMiddyVersions)('SQS batch against DynamoDB Local, %s', (_, mi
       }))))
     for (const [i, outcome] of (['succeed', 'fail'] as const).entries()) {
       const record = sqsRecord(`takeover-${outcome}`)
-      // The stale owner's lease lapses at once (remaining time 0) while its handler still runs.
-      const running = stale(sqsEvent([record]), lambdaContext(0))
+      // The stale owner's lease lapses at once (remaining time 0 when it claims) while its
+      // handler still runs; it ends far from its deadline (a failure near it would keep the lease).
+      let remaining = 0
+      const running = stale(sqsEvent([record]), lambdaContext(() => remaining))
       await waitFor(async () => finishers.length === i + 1)
+      remaining = 30_000
       const fresh = consumer(async () => 'fresh', { namespace, now: () => staleNow + 1 })
       expect(await fresh.invoke([redelivered(record)])).toEqual({ batchItemFailures: [] })
       finishers[i]?.(outcome)
