@@ -39,6 +39,8 @@ export interface ChaosReport {
   handlerThrows: number
   transientFailures: number
   permanentPayments: number
+  /** Payments whose work made what cannot be stored (kept FAILED, dead-lettered). */
+  oversizedPayments: number
   crashes: Record<string, number>
   /** Failing attempts injected, by `step:kind`. */
   faultsInjected: Record<string, number>
@@ -133,7 +135,10 @@ export const audit = (input: {
     .reduce((m, reason) => m.set(reason, (m.get(reason) ?? 0) + 1), new Map<string, number>()))
 
   const violations: string[] = []
-  const forbidden = duplicateEffects.filter((d) => d.window === 'other' || orders !== undefined)
+  // A hand-written handler (the promises profile) completes its records together: the
+  // batch-wide window is its documented limit, so a crash there is no violation; nothing else is.
+  const batchWide = (d: DuplicateEffect): boolean => config.handler === 'promises' && d.cause === 'crash-between-effect-and-completion'
+  const forbidden = duplicateEffects.filter((d) => (d.window === 'other' && !batchWide(d)) || orders !== undefined)
   for (const d of forbidden) {
     violations.push(`payment ${d.paymentId} charged again by ${d.effect.invocationId} (message ${d.effect.messageId}) after ${d.after.invocationId} (message ${d.after.messageId}): ${d.cause}, ${d.window === 'other' ? 'not inside its record\'s own window' : 'in the transact profile'}`)
   }
@@ -165,6 +170,7 @@ export const audit = (input: {
     handlerThrows: stats.handlerThrows,
     transientFailures: stats.transientFailures,
     permanentPayments: stats.permanentPayments,
+    oversizedPayments: stats.oversizedPayments,
     crashes: tally(stats.crashes),
     faultsInjected: tally(counters.injected),
     faultsSurfaced: tally(counters.surfaced),

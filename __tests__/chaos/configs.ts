@@ -11,7 +11,8 @@ export const defaultRates: Rates = {
   permanentFailure: 0.01,
   crash: 0.06,
   slow: 0.05,
-  dynamoFault: 0.06
+  dynamoFault: 0.06,
+  oversized: 0.01
 }
 
 /**
@@ -108,8 +109,21 @@ export const streamConfigFor = (seed: number, payments: number, endpoint: string
   })
 }
 
+/**
+ * Promises: the standard runs, but the handler is hand-written and returns
+ * `event.Records.map(async …)` without `Promise.allSettled`: every record's promise must be
+ * awaited before its record is stored or acknowledged (a record acknowledged before its work
+ * failed would be lost). Its completions wait for the whole batch, as any hand-written
+ * handler's do: a crash there re-runs finished records (the batch-wide window).
+ */
+export const promisesConfigFor = (seed: number, payments: number, endpoint: string): ChaosConfig => configFor(seed, payments, endpoint, {
+  profile: 'promises',
+  handler: 'promises'
+})
+
 export const profiles = {
   standard: configFor,
+  promises: promisesConfigFor,
   contention: contentionConfigFor,
   transact: transactConfigFor,
   'transact-only': transactOnlyConfigFor,

@@ -19,7 +19,7 @@ export const NAMESPACE = 'payments-consumer'
  * The business logic of one record: charges the ledger, or queues the payment's writes with
  * `transact` (the transact profiles), or throws (transient or permanent failure).
  */
-export type Charge<R = SQSRecord> = (record: R, invocation: Invocation, transact: RecordTools['transact']) => Promise<void>
+export type Charge<R = SQSRecord> = (record: R, invocation: Invocation, transact: RecordTools['transact']) => Promise<unknown>
 
 /** What differs between an SQS consumer and a stream consumer. */
 export interface RecordShape<R> {
@@ -56,6 +56,8 @@ export interface ConsumerSetup<R> {
   counters: FaultCounters
   charge: Charge<R>
   shape: RecordShape<R>
+  /** `promises`: the handler returns `event.Records.map(async …)` (no `Promise.allSettled`). */
+  handler?: 'perRecord' | 'promises'
 }
 
 /**
@@ -137,7 +139,9 @@ export class Consumer<R = SQSRecord> {
     if (fate.throwAtEntry) throw new Error('the handler failed before any effect (injected)')
     await invocation.park(clock.now() + fate.workMs, 'timeout-before-effects')
     this.#running = event.Records
-    const results = await records(event, context, options)
+    const results = this.#setup.handler === 'promises'
+      ? event.Records.map(async (record) => await this.#record(record, { transact: noTransact } as unknown as RecordTools))
+      : await records(event, context, options)
     if (fate.crash === 'after-effects' || fate.crash === 'mid-batch') await invocation.crash('after-effects')
     return results
   }
@@ -152,6 +156,7 @@ export class Consumer<R = SQSRecord> {
     const { fate } = invocation
     const { clock, charge, shape } = this.#setup
     const slow = fate.slowRecordMs > 0 && record === this.#running[this.#running.length - 1]
+    let result: unknown = { charged: shape.paymentOf(record).paymentId }
     this.#busy++
     try {
       if (slow) {
@@ -159,14 +164,15 @@ export class Consumer<R = SQSRecord> {
         else await this.#idle(invocation)
         await invocation.park(clock.now() + fate.slowRecordMs, 'timeout-mid-batch')
       }
-      await charge(record, invocation, transact)
+      const receipt = await charge(record, invocation, transact)
+      if (receipt !== undefined) result = receipt
       if (slow && fate.tailMs > 0) await invocation.park(clock.now() + fate.tailMs, 'timeout-after-effects')
     } finally {
       this.#busy--
     }
     // Its work has ended: from here its completion is due, and perRecord sends it at once.
     invocation.workDone.add(this.#keyOf(record))
-    return { charged: shape.paymentOf(record).paymentId }
+    return result
   }
 
   /**
@@ -184,6 +190,8 @@ export class Consumer<R = SQSRecord> {
     }
   }
 }
+
+const noTransact = (): never => { throw new Error('the promises profile has ledger effects only') }
 
 /** The middleware's options every chaos consumer runs with; `key` says where the payment id is. */
 export const idempotencyOptions = (config: ChaosConfig, extra: Pick<IdempotencyOptions, 'key'>): Omit<IdempotencyOptions, 'store' | 'now'> => ({

@@ -19,6 +19,12 @@ export interface Rates {
   slow: number
   /** Per (invocation, store step, key): DynamoDB misbehaves for a few attempts. */
   dynamoFault: number
+  /**
+   * Per payment: its work makes what cannot be stored — a result over DynamoDB's 400 KB item
+   * (ledger effects), or a `transact` write over it, which DynamoDB refuses with a
+   * `ValidationException` (transact effects). It ends kept FAILED and dead-lettered.
+   */
+  oversized: number
 }
 
 /** The crashes an invocation's fate may choose (timeouts come from slow handlers instead). */

@@ -1,4 +1,5 @@
 import type { SQSRecord } from 'aws-lambda'
+import type { TransactItem } from '../../src/index.js'
 import type { Charge } from './consumer.js'
 import type { Rates } from './fates.js'
 import type { Invocation } from './invocation.js'
@@ -14,6 +15,8 @@ export interface Gateway {
   rates: Rates
   /** Payments whose charge always fails. */
   permanent: ReadonlySet<string>
+  /** Payments whose work makes what cannot be stored (see `Rates.oversized`). */
+  oversized: ReadonlySet<string>
   stats: RunStats
   byId: ReadonlyMap<string, QueuedMessage>
   groups: ReadonlyMap<string, QueuedMessage[]>
@@ -22,6 +25,9 @@ export interface Gateway {
   /** The transact profile: effects are `transact` writes to this table instead of ledger entries. */
   orders?: OrdersTable
 }
+
+/** More than DynamoDB's 400 KB item: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html */
+const OVERSIZED = 'x'.repeat(410 * 1024)
 
 const paymentOf = (m: QueuedMessage): string => (JSON.parse(m.body) as { paymentId: string }).paymentId
 
@@ -67,7 +73,16 @@ export const gateway = (g: Gateway): Charge => {
       consumerId: invocation.consumerId,
       at: g.clock.now()
     }
-    if (orders === undefined) ledger.charge(effect)
-    else transact(...orders.writes(effect, amount))
+    const big = g.oversized.has(paymentId)
+    if (orders === undefined) {
+      ledger.charge(effect)
+      // The charge happened; its receipt is more than a record can keep.
+      return big ? { charged: paymentId, receipt: OVERSIZED } : undefined
+    }
+    const writes = orders.writes(effect, amount)
+    const put = writes[0] as Extract<TransactItem, { Put: unknown }>
+    if (big) writes[0] = { Put: { ...put.Put, Item: { ...put.Put.Item, receipt: OVERSIZED } } }
+    transact(...writes)
+    return undefined
   }
 }

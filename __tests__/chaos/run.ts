@@ -4,7 +4,7 @@
  * non-zero when an invariant breaks.
  *
  *   npm run chaos                                         # standard seeds 1..24, contention 1..8, transact 1..8,
- *                                                         # transact-only 1..8, stream 1..8, 400 payments each
+ *                                                         # transact-only 1..8, stream 1..8, promises 1..8, 400 payments each
  *   CHAOS_SEED=17 npm run chaos                           # replay one seed (profile standard)
  *   CHAOS_SEED=5 CHAOS_PROFILE=contention npm run chaos   # replay one contention seed
  *   CHAOS_SEED=2 CHAOS_PROFILE=stream npm run chaos       # replay one Kinesis stream seed
@@ -39,7 +39,8 @@ const plan = (): Array<[Profile, number]> => {
     ...seedsOf(numberFrom('CHAOS_CONTENTION_SEEDS', 8)).map((seed): [Profile, number] => ['contention', seed]),
     ...seedsOf(numberFrom('CHAOS_TRANSACT_SEEDS', 8)).map((seed): [Profile, number] => ['transact', seed]),
     ...seedsOf(numberFrom('CHAOS_TRANSACT_ONLY_SEEDS', 8)).map((seed): [Profile, number] => ['transact-only', seed]),
-    ...seedsOf(numberFrom('CHAOS_STREAM_SEEDS', 8)).map((seed): [Profile, number] => ['stream', seed])
+    ...seedsOf(numberFrom('CHAOS_STREAM_SEEDS', 8)).map((seed): [Profile, number] => ['stream', seed]),
+    ...seedsOf(numberFrom('CHAOS_PROMISES_SEEDS', 8)).map((seed): [Profile, number] => ['promises', seed])
   ]
 }
 

@@ -51,6 +51,8 @@ export interface ChaosConfig {
   maxVirtualMs: number
   /** The stream profile: a Kinesis stream instead of the queue (fifo, visibility and receive counts do not apply). */
   stream?: StreamSettings
+  /** How the handler is written: `perRecord` (the default), or returning a promise per record (the promises profile). */
+  handler?: 'perRecord' | 'promises'
 }
 
 export interface RunStats {
@@ -62,6 +64,7 @@ export interface RunStats {
   handlerThrows: number
   transientFailures: number
   permanentPayments: number
+  oversizedPayments: number
   crashes: Map<CrashPhase, number>
   virtualMs: number
   stuck: boolean
@@ -70,7 +73,7 @@ export interface RunStats {
 /** The counters of a run, all at zero. */
 export const newRunStats = (): RunStats => ({
   messages: 0, producerDuplicates: 0, invocations: 0, deliveries: 0, lostAcks: 0, handlerThrows: 0,
-  transientFailures: 0, permanentPayments: 0, crashes: new Map(), virtualMs: 0, stuck: false
+  transientFailures: 0, permanentPayments: 0, oversizedPayments: 0, crashes: new Map(), virtualMs: 0, stuck: false
 })
 
 
@@ -119,7 +122,9 @@ export const runChaos = async (config: ChaosConfig): Promise<ChaosReport> => {
 
   const groups = new Map<string, QueuedMessage[]>()
   const byId = new Map<string, QueuedMessage>()
-  const charge = gateway({ seed, rates, permanent, stats, byId, groups, ledger, clock, ...(orders === undefined ? {} : { orders }) })
+  const oversized = new Set(sends.map((s) => s.paymentId).filter((id) => streamFor(seed, 'oversized', id).chance(rates.oversized)))
+  stats.oversizedPayments = oversized.size
+  const charge = gateway({ seed, rates, permanent, oversized, stats, byId, groups, ledger, clock, ...(orders === undefined ? {} : { orders }) })
 
   const skews = streamFor(seed, 'skew')
   const consumers = Array.from({ length: config.consumers }, (_, i) => new Consumer({
@@ -134,7 +139,8 @@ export const runChaos = async (config: ChaosConfig): Promise<ChaosReport> => {
     counters,
     charge,
     // Unclaimed records (transact-only) may settle without a request: the slow record waits for quiet instead.
-    shape: sqsShape(config.effects === 'transact-only' ? 'idle' : 'settled')
+    shape: sqsShape(config.effects === 'transact-only' || config.handler === 'promises' ? 'idle' : 'settled'),
+    handler: config.handler ?? 'perRecord'
   }))
 
   let nextSend = 0
