@@ -9,7 +9,7 @@
 import './demo/lambda-environment.js'
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import { createIdempotencyTable, localClientConfig, startDynamoDBLocal } from '../scripts/dynamodb-local.mjs'
-import { DynamoDBStore } from '../src/index.js'
+import { DynamoDBStore } from '../src/dynamodb.js'
 import type { Payment } from './sqs-consumer.js'
 import { CardGateway } from './demo/card-gateway.js'
 import { Harness, type Invocation } from './demo/harness.js'

@@ -13,7 +13,8 @@
  */
 import middy from '@middy/core'
 import type { AttributeValue, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda'
-import { DynamoDBStore, idempotency, perRecord, type IdempotencyLogger, type IdempotencyStore } from '../src/index.js'
+import { idempotency, perRecord, type IdempotencyLogger, type IdempotencyStore } from '../src/index.js'
+import { DynamoDBStore } from '../src/dynamodb.js'
 
 /** What the warehouse is asked to do for a placed order. */
 export interface PickRequest {

@@ -7,16 +7,8 @@
  */
 import middy from '@middy/core'
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda'
-import {
-  DynamoDBStore,
-  IdempotencyError,
-  IdempotencyInProgressError,
-  IdempotencyKeyError,
-  IdempotencyPayloadMismatchError,
-  idempotency,
-  type IdempotencyLogger,
-  type IdempotencyStore
-} from '../src/index.js'
+import { IdempotencyError, IdempotencyInProgressError, IdempotencyKeyError, IdempotencyPayloadMismatchError, idempotency, type IdempotencyLogger, type IdempotencyStore } from '../src/index.js'
+import { DynamoDBStore } from '../src/dynamodb.js'
 
 export interface PaymentRequest { amount: number, currency: string, cardToken: string }
 export interface Charge { chargeId: string, amount: number, currency: string }

@@ -17,7 +17,8 @@
  */
 import middy from '@middy/core'
 import type { KinesisStreamEvent, KinesisStreamRecord } from 'aws-lambda'
-import { DynamoDBStore, idempotency, perRecord, type IdempotencyLogger, type IdempotencyStore } from '../src/index.js'
+import { idempotency, perRecord, type IdempotencyLogger, type IdempotencyStore } from '../src/index.js'
+import { DynamoDBStore } from '../src/dynamodb.js'
 
 /** What the accounts service puts on the stream, partition key `accountId`. */
 export interface Movement {

@@ -16,10 +16,8 @@
 import middy from '@middy/core'
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
-import {
-  DynamoDBStore, idempotency, IdempotencyTransactError, perRecord,
-  type IdempotencyLogger, type IdempotencyStore, type TransactItem
-} from '../src/index.js'
+import { idempotency, IdempotencyTransactError, perRecord, type IdempotencyLogger, type IdempotencyStore, type TransactItem } from '../src/index.js'
+import { DynamoDBStore } from '../src/dynamodb.js'
 
 /** The message body the shop sends when a customer checks out. */
 export interface Order {

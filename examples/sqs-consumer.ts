@@ -16,7 +16,8 @@
 import middy from '@middy/core'
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
-import { DynamoDBStore, idempotency, perRecord, type IdempotencyLogger, type IdempotencyStore } from '../src/index.js'
+import { idempotency, perRecord, type IdempotencyLogger, type IdempotencyStore } from '../src/index.js'
+import { DynamoDBStore } from '../src/dynamodb.js'
 
 /** The message body the payments service sends. */
 export interface Payment {

@@ -1,7 +1,33 @@
-import { IdempotencyError } from './error-base.js'
+/*
+ * Every error middy-idempotency raises, in one module: each is an `instanceof IdempotencyError`
+ * with a stable `name`. The ones a client may see carry `statusCode` and `expose` for
+ * @middy/http-error-handler.
+ */
 
-export { IdempotencyError }
-export { IdempotencyHeldBackError, IdempotencyLeaseLostError, IdempotencyTransactError } from './errors-batch.js'
+/**
+ * Errors raised by middy-idempotency. Every one is an `instanceof IdempotencyError`,
+ * has a stable `name` you can switch on, and says which key it is about.
+ *
+ * @example
+ * ```ts
+ * import { IdempotencyError, IdempotencyInProgressError } from 'middy-idempotency'
+ *
+ * try { await handler(event, context) } catch (error) {
+ *   if (error instanceof IdempotencyInProgressError) console.log('retry later', error.key)
+ *   else if (error instanceof IdempotencyError) console.log(error.name, error.message)
+ * }
+ * ```
+ */
+export class IdempotencyError extends Error {
+  /** The stored idempotency key this error is about, when there is one. */
+  readonly key?: string
+
+  constructor (message: string, options: { key?: string, cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.name = 'IdempotencyError'
+    if (options.key !== undefined) this.key = options.key
+  }
+}
 
 /**
  * Another invocation holds a live lease on this key: the work may be running right
@@ -205,28 +231,69 @@ export class HttpServerErrorResponse extends Error {
   }
 }
 
-// A stored error is bounded whatever the store's own limit: a FAILED record must always fit,
-// or the write fails and the record stays IN_PROGRESS to run again, what 'fail' exists to prevent.
-const MAX_NAME = 128
-const MAX_MESSAGE = 1000
+/**
+ * A record was not attempted: an earlier record of its ordering group (a FIFO message
+ * group, a stream partition key) could not run, or the invocation timed out before it
+ * started. It is reported failed so that it is redelivered in order, and its record is
+ * released — never kept FAILED, whatever `onFailure` says, since it never ran.
+ *
+ * A hand-written handler that skips a record says so by rejecting it with this error.
+ *
+ * @example
+ * ```ts
+ * // in Promise.allSettled(event.Records.map(...)): a record skipped to keep its group's order
+ * if (stopped.has(group)) throw new IdempotencyHeldBackError('an earlier record of its group failed', { group })
+ * ```
+ */
+export class IdempotencyHeldBackError extends IdempotencyError {
+  /** The ordering group held back (a FIFO `MessageGroupId`, a stream partition key), when there is one. */
+  readonly group?: string
 
-const cut = (text: string, max: number): string =>
-  text.length <= max ? text : `${text.slice(0, max - 40)}… (truncated from ${text.length} characters)`
-
-/** Name, code and message of an error, for a FAILED record (no stack: it may hold secrets and is large), bounded. */
-export const toStoredError = (error: unknown): StoredError => {
-  const name = error instanceof Error ? String(error.name) : 'Error'
-  const message = error instanceof Error ? String(error.message) : typeof error === 'string' ? error : safeString(error)
-  const code = (error as { code?: unknown } | null | undefined)?.code
-  return { name: cut(name, MAX_NAME), message: cut(message, MAX_MESSAGE), ...(typeof code === 'string' ? { code: cut(code, MAX_NAME) } : {}) }
+  constructor (reason = 'not attempted', options: { key?: string, group?: string } = {}) {
+    super(`not attempted: ${reason}`, { key: options.key })
+    this.name = 'IdempotencyHeldBackError'
+    if (options.group !== undefined) this.group = options.group
+  }
 }
 
-const safeString = (value: unknown): string => {
-  try { return JSON.stringify(value) ?? String(value) } catch { return String(value) }
+/**
+ * The record's `transact` writes were refused by the store: one of your conditions failed,
+ * another transaction touched the same item, or an entry is invalid (or there are too
+ * many). Nothing was written — neither your writes nor the completion — and `onFailure`
+ * applies to the record.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof IdempotencyTransactError && error.code === 'ConditionalCheckFailed') console.log('out of stock', error.entry)
+ * ```
+ */
+export class IdempotencyTransactError extends IdempotencyError {
+  /** Index of the refused entry in the order `transact` was given them, when one entry is to blame. */
+  readonly entry?: number
+  /** DynamoDB's cancellation code (`ConditionalCheckFailed`, `TransactionConflict`, `ValidationError`...), or `TooLarge`. */
+  readonly code: string
+
+  constructor (message: string, options: { key?: string, entry?: number, code: string, cause?: unknown }) {
+    super(message, options)
+    this.name = 'IdempotencyTransactError'
+    this.code = options.code
+    if (options.entry !== undefined) this.entry = options.entry
+  }
 }
 
-/** An unexpected error from a store request, as an `IdempotencyStoreError` (ours pass through). */
-export const asStoreError = (error: unknown, operation: StoreOperation, key: string): IdempotencyError =>
-  error instanceof IdempotencyError
-    ? error
-    : new IdempotencyStoreError(operation, `${operation} of key ${key} failed: ${(error as Error)?.message ?? String(error)}`, { key, cause: error })
+/**
+ * Our lease lapsed and another invocation took the record over before this one could
+ * commit its `transact` writes: none of them was applied. The record is reported failed;
+ * its redelivery replays what the new owner stores.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof IdempotencyLeaseLostError) metrics.increment('lease-lost')
+ * ```
+ */
+export class IdempotencyLeaseLostError extends IdempotencyError {
+  constructor (key: string) {
+    super(`the lease on key ${key} was taken over by another invocation before the commit; nothing was written`, { key })
+    this.name = 'IdempotencyLeaseLostError'
+  }
+}

@@ -1,11 +1,16 @@
+/**
+ * middy-idempotency: the middleware, perRecord, MemoryStore, the errors and every public type.
+ * No store client is loaded from here: each store has its own entry point
+ * (`middy-idempotency/dynamodb`), so a function pays at cold start for the store it uses only.
+ */
 export { idempotency, idempotency as default, type IdempotencyMiddleware } from './idempotency.js'
 export type {
   IdempotencyOptions, UnitOf, Selector, FailureDecision, FailureInfo, FailurePolicy, IdempotencyLogger, OutcomeKind, OutcomeReport,
   PerRecordOptions, PerRecordHandler, RecordTools, IdempotencyContext,
-  IdempotencyStore, IdempotencyRecord, ClaimRecord, RecordStatus, TransactItem, TransactEntry, CommitOutcome, CommitResult
+  IdempotencyStore, IdempotencyRecord, ClaimRecord, RecordStatus, StoreLimits, TransactItem, TransactEntry, CommitOutcome, CommitResult
 } from './types.js'
-export { DynamoDBStore, type DynamoDBStoreOptions, type DynamoDBSender } from './stores/dynamodb-store.js'
 export { MemoryStore } from './stores/memory-store.js'
+export { isClaimable } from './stores/store.js'
 export { perRecord } from './per-record.js'
 export {
   IdempotencyError,

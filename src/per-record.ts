@@ -9,7 +9,6 @@ import { fulfilled, rejected } from './lifecycle/outcome.js'
 import { queueTransact } from './lifecycle/transact.js'
 import { sourceOf } from './sources/index.js'
 import type { PerRecordHandler, PerRecordOptions, RecordTools } from './types.js'
-import type { TransactItem } from './stores/store.js'
 
 const DEFAULT_CONCURRENCY = 50
 
@@ -94,7 +93,7 @@ const runBatch = async <TRecord>(batch: BatchState, records: TRecord[], fn: (rec
       },
       run: async ({ state, index, record }) => {
         state.phase = 'running'
-        const writes: TransactItem[] = []
+        const writes: unknown[] = []
         const outcome = await attempt(fn, record, { context: run.context, signal: run.signal, key: state.unit?.key, transact: queueTransact(batch.config, state.unit?.key, writes, () => state.phase === 'running') })
         await settleRecord(batch, state, outcome, outcome.status === 'fulfilled' ? writes : [])
         const result = state.result ?? outcome

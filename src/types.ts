@@ -4,9 +4,12 @@
  * `stores/store.ts`, beside the stores that implement it) the store contract.
  */
 import type { Context } from 'aws-lambda'
-import type { IdempotencyStore, TransactItem } from './stores/store.js'
+import type { TransactItem } from './stores/dynamodb/types.js'
+import type { IdempotencyStore } from './stores/store.js'
 
-export type { ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, IdempotencyStore, RecordStatus, TransactEntry, TransactItem } from './stores/store.js'
+export type { ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, IdempotencyStore, RecordStatus, StoreLimits } from './stores/store.js'
+// Types only (nothing of the DynamoDB store is loaded): `transact`'s entries with a DynamoDBStore.
+export type { TransactEntry, TransactItem } from './stores/dynamodb/types.js'
 
 /**
  * Where a key or payload comes from: a path into the unit of work (`'body.orderId'`,
@@ -60,7 +63,7 @@ export type UnitOf<TEvent> = 0 extends (1 & TEvent)
  */
 export interface IdempotencyOptions<TEvent = any> {
   /** Where records are kept: `DynamoDBStore` in production, `MemoryStore` in tests. Required. */
-  store: IdempotencyStore
+  store: IdempotencyStore<any>
   /**
    * What identifies a unit of work: a path (`'body.orderId'`; JSON strings met on the way
    * are parsed) or a function `(unit, context) => value`. The selection is hashed; an
@@ -280,7 +283,7 @@ export interface OutcomeReport {
  * })
  * ```
  */
-export interface RecordTools {
+export interface RecordTools<TWrite = TransactItem> {
   /** The Lambda context of the invocation. */
   context: Context
   /** Middy's signal: aborts when its early timeout fires. Pass it on to `fetch` and the SDK. */
@@ -293,7 +296,7 @@ export interface RecordTools {
    * effects that are DynamoDB writes, exactly once. At most 99 entries per record. Needs
    * `idempotency` with a `DynamoDBStore` in the stack; throws a clear error otherwise.
    */
-  transact: (...items: TransactItem[]) => void
+  transact: (...items: TWrite[]) => void
 }
 
 /**
@@ -333,10 +336,22 @@ export type PerRecordHandler<TRecord, TResult> =
  * })
  * ```
  */
-export interface IdempotencyContext {
+export interface IdempotencyContext<TWrite = TransactItem> {
   /** The event's stored idempotency key. */
   key: string
   /** Queues DynamoDB writes that commit in one transaction with the completion (see `RecordTools.transact`). */
-  transact: (...items: TransactItem[]) => void
+  transact: (...items: TWrite[]) => void
 }
 
+/**
+ * The part of Middy's request object the adapters use (same shape in Middy 5, 6 and 7).
+ * `unknown`, not `any`: Middy's `.use()` intersects each middleware's event type with the
+ * handler's, and `any` would erase the user's `SQSEvent`.
+ */
+export interface MiddyRequest {
+  event: unknown
+  context: unknown
+  response: unknown
+  error?: unknown
+  earlyResponse?: unknown
+}

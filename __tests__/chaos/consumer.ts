@@ -3,7 +3,8 @@ import { ConfiguredRetryStrategy } from '@smithy/core/retry'
 import type middy6 from '@middy/core'
 import type { Context, SQSRecord } from 'aws-lambda'
 import { localClientConfig } from '../../scripts/dynamodb-local.mjs'
-import { DynamoDBStore, idempotency, perRecord, type IdempotencyOptions, type PerRecordHandler, type RecordTools } from '../../src/index.js'
+import { idempotency, perRecord, type IdempotencyOptions, type PerRecordHandler, type RecordTools } from '../../src/index.js'
+import { DynamoDBStore } from '../../src/dynamodb.js'
 import { storedKey } from '../../src/lifecycle/key.js'
 import { sqsPartialBatchFailure } from '../support/middy.js'
 import { lambdaContext } from '../support/sqs.js'
@@ -139,9 +140,16 @@ export class Consumer<R = SQSRecord> {
     if (fate.throwAtEntry) throw new Error('the handler failed before any effect (injected)')
     await invocation.park(clock.now() + fate.workMs, 'timeout-before-effects')
     this.#running = event.Records
-    const results = this.#setup.handler === 'promises'
-      ? event.Records.map(async (record) => await this.#record(record, { transact: noTransact } as unknown as RecordTools))
-      : await records(event, context, options)
+    let results: unknown
+    if (this.#setup.handler === 'promises') {
+      const promises = event.Records.map(async (record) => await this.#record(record, { transact: noTransact } as unknown as RecordTools))
+      // The middleware awaits them; should this process die first (a simulated crash), their
+      // rejections must not end the real test process as unhandled.
+      for (const promise of promises) promise.catch(() => {})
+      results = promises
+    } else {
+      results = await records(event, context, options)
+    }
     if (fate.crash === 'after-effects' || fate.crash === 'mid-batch') await invocation.crash('after-effects')
     return results
   }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
-import { DynamoDBStore, idempotency, IdempotencyHeldBackError, perRecord, type IdempotencyOptions, type RecordTools } from '../../src/index.js'
+import { idempotency, IdempotencyHeldBackError, perRecord, type IdempotencyOptions, type RecordTools } from '../../src/index.js'
+import { DynamoDBStore } from '../../src/dynamodb.js'
 import { deferred } from '../support/deferred.js'
 import { freshTable } from '../support/dynamodb.js'
 import { batchMiddyVersions, sqsPartialBatchFailure } from '../support/middy.js'

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
 import { CreateTableCommand, DeleteTableCommand, GetItemCommand } from '@aws-sdk/client-dynamodb'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
-import {
-  DynamoDBStore, idempotency, IdempotencyConfigError, IdempotencyPayloadMismatchError, IdempotencyTransactError, MemoryStore, perRecord, type RecordTools
-} from '../../src/index.js'
+import { idempotency, IdempotencyConfigError, IdempotencyPayloadMismatchError, IdempotencyTransactError, MemoryStore, perRecord, type RecordTools } from '../../src/index.js'
+import { DynamoDBStore } from '../../src/dynamodb.js'
 import { countingClient, freshTable } from '../support/dynamodb.js'
 import { middyVersions, sqsPartialBatchFailure } from '../support/middy.js'
 import { failedIds, lambdaContext, redelivered, sqsEvent, sqsRecord } from '../support/sqs.js'

@@ -1,10 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
 import { CreateTableCommand, DeleteTableCommand, GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
-import {
-  DynamoDBStore, idempotency, IdempotencyLeaseLostError, IdempotencyTransactError, MemoryStore, perRecord,
-  type IdempotencyContext, type IdempotencyOptions, type IdempotencyStore, type RecordTools, type TransactItem
-} from '../../src/index.js'
+import { idempotency, IdempotencyLeaseLostError, IdempotencyTransactError, MemoryStore, perRecord, type IdempotencyContext, type IdempotencyOptions, type IdempotencyStore, type RecordTools, type TransactItem } from '../../src/index.js'
+import { DynamoDBStore } from '../../src/dynamodb.js'
 import { freshTable } from '../support/dynamodb.js'
 import { middyVersions, sqsPartialBatchFailure } from '../support/middy.js'
 import { failedIds, lambdaContext, redelivered, sqsEvent, sqsRecord } from '../support/sqs.js'
@@ -167,7 +165,7 @@ describe.each(middyVersions)('transact against DynamoDB Local, %s', (_name, midd
       .use(idempotency({ store: new DynamoDBStore({ tableName: table.tableName, client: table.client }), namespace: `transact-${uid()}`, logger: false }))
       .handler(perRecord(async (_r: SQSRecord, { transact }: RecordTools) => { transact({ Insert: { TableName: ordersTable } } as never) }) as never)
     await handler(sqsEvent([sqsRecord('x')]), lambdaContext())
-    expect((reasons[0] as Error).message).toMatch(/transact entry 0 is not a TransactWriteItems entry: it must have exactly one of Put, Update, Delete, ConditionCheck \(it has Insert\)/)
+    expect((reasons[0] as Error).message).toMatch(/transact entry 0 is not an entry DynamoDBStore can write: it must have exactly one of Put, Update, Delete, ConditionCheck \(it has Insert\)/)
   })
 
   test('MemoryStore refuses transact with a clear error at the call', async () => {
@@ -178,7 +176,7 @@ describe.each(middyVersions)('transact against DynamoDB Local, %s', (_name, midd
       .handler(perRecord(ordering) as never)
     const record = sqsRecord({ orderId: 'o', sku: 's' })
     expect(failedIds(await handler(sqsEvent([record]), lambdaContext()))).toEqual([record.messageId])
-    expect((reasons[0] as Error).message).toMatch(/transact needs a store that commits transactions \(DynamoDBStore\); MemoryStore does not apply DynamoDB writes/)
+    expect((reasons[0] as Error).message).toMatch(/transact needs a store that commits transactions with the record's completion \(DynamoDBStore\); MemoryStore does not, so the writes would not be applied with it/)
   })
 })
 

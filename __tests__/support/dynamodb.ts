@@ -1,6 +1,6 @@
 import { DeleteTableCommand, DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb'
 import { createIdempotencyTable, localClientConfig } from '../../scripts/dynamodb-local.mjs'
-import { DynamoDBStore, type DynamoDBStoreOptions } from '../../src/index.js'
+import { DynamoDBStore, type DynamoDBStoreOptions } from '../../src/dynamodb.js'
 
 let tables = 0
 

@@ -44,13 +44,13 @@ afterAll(() => { if (scratch !== '') rmSync(scratch, { recursive: true, force: t
 test('npm pack ships only the built code, its types, the README and the licence', () => {
   expect(name).toBe('middy-idempotency')
   for (const file of files) expect(file).toMatch(/^(package\.json|README\.md|LICENSE|dist\/.+\.(js|d\.ts))$/)
-  expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'dist/index.js', 'dist/index.d.ts', 'dist/stores/dynamodb-store.js']))
+  expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'dist/index.js', 'dist/index.d.ts', 'dist/dynamodb.js', 'dist/dynamodb.d.ts']))
 })
 
 const publicExports = [
-  'DynamoDBStore', 'HttpServerErrorResponse', 'IdempotencyConfigError', 'IdempotencyError', 'IdempotencyFailedError', 'IdempotencyHeldBackError',
+  'HttpServerErrorResponse', 'IdempotencyConfigError', 'IdempotencyError', 'IdempotencyFailedError', 'IdempotencyHeldBackError',
   'IdempotencyInProgressError', 'IdempotencyKeyError', 'IdempotencyLeaseLostError', 'IdempotencyPayloadMismatchError', 'IdempotencyResponseError',
-  'IdempotencyStoreError', 'IdempotencyTransactError', 'MemoryStore', 'default', 'idempotency', 'perRecord'
+  'IdempotencyStoreError', 'IdempotencyTransactError', 'MemoryStore', 'default', 'idempotency', 'isClaimable', 'perRecord'
 ]
 
 test('the built entry point exports the public contract', async () => {
@@ -81,6 +81,18 @@ describe('consumers of the packed tarball', () => {
 
   test('an ESM project can import it', () => {
     expect(run('consumer.mjs', probe("await import('middy-idempotency')"))).toEqual(expected)
+  })
+
+  const storeProbe = (how: string): string => `
+    const m = ${how}
+    const store = new m.DynamoDBStore({ tableName: 'IdempotencyStore', clientConfig: { region: 'us-east-1' } })
+    console.log(JSON.stringify({ keys: Object.keys(m).filter((k) => k !== '__esModule').sort(), limits: store.limits }))
+  `
+  const storeExpected = { keys: ['DynamoDBStore'], limits: { maxResponseBytes: 398 * 1024, maxReadKeys: 100, transaction: { maxWrites: 99, maxBytes: 4 * 1024 * 1024 } } }
+
+  test('middy-idempotency/dynamodb, its own entry point, is imported and required alike', () => {
+    expect(run('store.mjs', storeProbe("await import('middy-idempotency/dynamodb')"))).toEqual(storeExpected)
+    expect(run('store.cjs', storeProbe("require('middy-idempotency/dynamodb')"))).toEqual(storeExpected)
   })
 
   const consumer = (kind: 'import' | 'require'): string => `

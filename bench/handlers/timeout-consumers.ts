@@ -15,7 +15,8 @@ import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dyn
 import middy from '@middy/core'
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure'
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda'
-import { DynamoDBStore, idempotency, perRecord } from '../../src/index.js'
+import { idempotency, perRecord } from '../../src/index.js'
+import { DynamoDBStore } from '../../src/dynamodb.js'
 
 export type TimeoutContender = 'ours per record' | 'ours allSettled' | 'theirs'
 export const TIMEOUT_CONTENDERS: TimeoutContender[] = ['ours per record', 'ours allSettled', 'theirs']

@@ -20,7 +20,8 @@ import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dyn
 import middy from '@middy/core'
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure'
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
-import { DynamoDBStore, idempotency, perRecord } from '../../src/index.js'
+import { idempotency, perRecord } from '../../src/index.js'
+import { DynamoDBStore } from '../../src/dynamodb.js'
 import { workCounter } from './work.js'
 
 export type TransactContender = 'ours transact' | 'ours one-request' | 'seed pattern' | 'theirs'

@@ -1,6 +1,7 @@
 import { CreateTableCommand, PutItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda'
-import { DynamoDBStore, IdempotencyFailedError, IdempotencyTransactError } from '../../src/index.js'
+import { IdempotencyFailedError, IdempotencyTransactError } from '../../src/index.js'
+import { DynamoDBStore } from '../../src/dynamodb.js'
 import { createHandler, refusedBecause, type Order } from '../order-consumer.js'
 import { heading, shorten, table } from './print.js'
 import { batch, lambdaContext, redelivery } from './sqs-messages.js'

@@ -8,13 +8,12 @@ import type { IdempotencyContext, OutcomeReport } from '../types.js'
 import { commitWithCompletion } from '../lifecycle/commit.js'
 import { applyOnFailure, complete } from '../lifecycle/settle.js'
 import { queueTransact } from '../lifecycle/transact.js'
-import type { TransactItem } from '../stores/store.js'
 import { originalError, timedOut, watchErrors } from '../lifecycle/timeout.js'
 import type { Adapter, MiddyRequest } from './adapter.js'
 import { isHttpEvent } from './http.js'
 import { isErrorResponse, markReplayed } from './http-response.js'
 
-interface Claimed { unit: Unit, leaseToken: string, settled: boolean, writes: TransactItem[] }
+interface Claimed { unit: Unit, leaseToken: string, settled: boolean, writes: unknown[] }
 
 /** What whole-event mode is told besides the lifecycle: see the options of the same names. */
 export interface WholeEventOptions {

@@ -82,6 +82,8 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
     }
     if (batch.closed || unfinished(batch)) {
       // Middy's timeout answered (a `timeoutEarlyResponse` that returns) while work was running.
+      // Promises the handler returned are not waited for; their rejections must not end the process.
+      if (Array.isArray(request.response)) for (const entry of request.response) (entry as Partial<Promise<unknown>> | null)?.catch?.(() => {})
       await closeOnTimeout(batch)
       return answer(request, batch, 'native')
     }

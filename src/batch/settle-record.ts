@@ -1,5 +1,5 @@
 import { IdempotencyError, IdempotencyHeldBackError } from '../errors.js'
-import { commitWithCompletion, type TransactItem } from '../lifecycle/commit.js'
+import { commitWithCompletion } from '../lifecycle/commit.js'
 import type { Unit } from '../lifecycle/config.js'
 import { deadlineWithin } from '../lifecycle/lease.js'
 import { rejected } from '../lifecycle/outcome.js'
@@ -12,7 +12,7 @@ import type { BatchState, RecordState } from './state.js'
  * through `onFailure`, and a record that was never attempted (held back, not started) is
  * released — never kept FAILED, since it never ran. Each record is settled once.
  */
-export const settleRecord = async (batch: BatchState, state: RecordState, result: PromiseSettledResult<unknown>, writes: readonly TransactItem[] = []): Promise<void> => {
+export const settleRecord = async (batch: BatchState, state: RecordState, result: PromiseSettledResult<unknown>, writes: readonly unknown[] = []): Promise<void> => {
   if (state.phase === 'settling' || state.phase === 'settled' || state.outcome?.kind !== 'run') return
   state.phase = 'settling'
   const { config } = batch

@@ -1,11 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import {
-  asStoreError,
-  IdempotencyFailedError,
-  IdempotencyInProgressError,
-  IdempotencyPayloadMismatchError,
-  IdempotencyStoreError
-} from '../errors.js'
+import { IdempotencyFailedError, IdempotencyInProgressError, IdempotencyPayloadMismatchError, IdempotencyStoreError } from '../errors.js'
+import { asStoreError } from './stored-error.js'
 import { isClaimable, type IdempotencyRecord } from '../stores/store.js'
 import type { LifecycleConfig, Unit } from './config.js'
 import type { Lease } from './lease.js'

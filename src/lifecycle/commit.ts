@@ -1,5 +1,6 @@
-import { asStoreError, IdempotencyConfigError, IdempotencyLeaseLostError, IdempotencyResponseError, IdempotencyTransactError } from '../errors.js'
-import type { TransactItem } from '../stores/store.js'
+import { IdempotencyConfigError, IdempotencyLeaseLostError, IdempotencyResponseError, IdempotencyTransactError } from '../errors.js'
+import { asStoreError } from './stored-error.js'
+import type { StoreLimits } from '../stores/store.js'
 import type { LifecycleConfig, Unit } from './config.js'
 import { fulfilled, rejected } from './outcome.js'
 import { serialiseResponse } from './response.js'
@@ -7,35 +8,19 @@ import { judge } from './claim.js'
 import { kindOfRefusal } from './report.js'
 import { applyOnFailure, keepFailed, lostLease, releaseRegardlessOfPolicy, type Hold, type Settlement } from './settle.js'
 
-export type { TransactItem }
-
-// TransactWriteItems takes at most 100 entries and 4 MB; one entry is our completion:
-// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html#limits-dynamodb-transactions
-export const MAX_TRANSACT_ITEMS = 99
-const MAX_TRANSACT_BYTES = 4 * 1024 * 1024
+/** The store's class name, for errors that say which store cannot do what. */
+export const storeName = (config: LifecycleConfig): string => (config.store as { constructor?: { name?: string } }).constructor?.name ?? 'this store'
 
 // Refusals that say the commit can never be stored as it is (not a business condition).
 const INVALID = new Set(['ValidationException', 'ValidationError'])
 
-const OPERATIONS = ['Put', 'Update', 'Delete', 'ConditionCheck'] as const
-
-/** Why `item` is not a `TransactWriteItems` entry, or undefined when it is one. */
-export const checkTransactItem = (item: unknown): string | undefined => {
-  if (item === null || typeof item !== 'object') return 'it is not an object'
-  const keys = Object.keys(item)
-  const operation = keys[0] as (typeof OPERATIONS)[number]
-  if (keys.length !== 1 || !OPERATIONS.includes(operation)) return `it must have exactly one of ${OPERATIONS.join(', ')} (it has ${keys.join(', ') || 'none'})`
-  const body = (item as Record<string, { TableName?: unknown } | null>)[operation]
-  if (typeof body?.TableName !== 'string' || body.TableName === '') return `its ${operation} has no TableName`
-  return undefined
-}
-
-/** Why `writes` cannot be one transaction with the completion, or undefined. */
-const tooMuch = (writes: readonly TransactItem[]): { code: string, problem: string } | undefined => {
-  if (writes.length > MAX_TRANSACT_ITEMS) return { code: 'TooManyItems', problem: `${writes.length} writes queued, more than the ${MAX_TRANSACT_ITEMS} that fit in one transaction with the completion` }
-  // An estimate (DynamoDB sizes items its own way); BigInt, which lib-dynamodb marshals as a number, is sized as its digits.
+/** Why `writes` cannot be one commit with the completion, by the store's own limits, or undefined. */
+const tooMuch = (writes: readonly unknown[], limits: StoreLimits['transaction']): { code: string, problem: string } | undefined => {
+  if (limits === undefined) return undefined
+  if (writes.length > limits.maxWrites) return { code: 'TooManyItems', problem: `${writes.length} writes queued, more than the ${limits.maxWrites} that fit in one transaction with the completion` }
+  // An estimate (a store sizes its items its own way); a BigInt is sized as its digits.
   const bytes = Buffer.byteLength(JSON.stringify(writes, (_key, value: unknown) => typeof value === 'bigint' ? value.toString() : value))
-  if (bytes > MAX_TRANSACT_BYTES) return { code: 'TooLarge', problem: `the writes are about ${bytes} bytes, more than the 4 MB of one transaction` }
+  if (bytes > limits.maxBytes) return { code: 'TooLarge', problem: `the writes are about ${bytes} bytes, more than the ${limits.maxBytes} one transaction holds` }
   return undefined
 }
 
@@ -45,7 +30,7 @@ const tooMuch = (writes: readonly TransactItem[]): { code: string, problem: stri
  * fails with an `IdempotencyTransactError` through `onFailure`. Refused by our fence: nothing
  * applied, reported failed as a lost lease (the new owner's result replays later).
  */
-export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, hold: Hold, response: unknown, writes: readonly TransactItem[]): Promise<Settlement> => {
+export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, hold: Hold, response: unknown, writes: readonly unknown[]): Promise<Settlement> => {
   const { leaseToken, unclaimed = false } = hold
   /**
    * None of the writes was applied. `keep`: the work cannot be completed as it is (its result
@@ -58,10 +43,10 @@ export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, 
     return { result: rejected(error), kind: 'failed' }
   }
   const commit = config.store.commit?.bind(config.store)
-  if (commit === undefined) return await refuse(new IdempotencyConfigError('idempotency: transact needs a store that commits transactions (DynamoDBStore)'))
-  const limit = tooMuch(writes)
+  if (commit === undefined) return await refuse(new IdempotencyConfigError(`idempotency: transact needs a store that commits transactions (DynamoDBStore); ${storeName(config)} does not`))
+  const limit = tooMuch(writes, config.store.limits?.transaction)
   if (limit !== undefined) return await refuse(new IdempotencyTransactError(`transact for key ${unit.key}: ${limit.problem}; nothing was written`, { key: unit.key, code: limit.code }), true)
-  const serialised = serialiseResponse(response)
+  const serialised = serialiseResponse(response, config.store.limits?.maxResponseBytes)
   if (!serialised.ok) return await refuse(new IdempotencyResponseError(unit.key, `${serialised.problem}; none of its transact writes was applied`), true)
 
   const nowMs = config.now()

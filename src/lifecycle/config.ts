@@ -11,7 +11,7 @@ export interface Unit {
 
 /** Everything the record lifecycle needs, resolved from the middleware options. */
 export interface LifecycleConfig {
-  store: IdempotencyStore
+  store: IdempotencyStore<any>
   expiresAfterSeconds: number
   onFailure: FailurePolicy
   logger: IdempotencyLogger

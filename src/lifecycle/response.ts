@@ -15,18 +15,13 @@
  *   `undefined`: `JSON.stringify` returns no text, and replaying "nothing" would not be what the
  *   first delivery got. (An `undefined` result itself is stored as no data and replayed as
  *   `undefined`.)
- * - more JSON than fits in a 400 KB DynamoDB item.
+ * - more JSON than the store keeps (`limits.maxResponseBytes`: a DynamoDB item holds 400 KB).
  */
-
-// DynamoDB's item limit is 400 KB, names and values together:
-// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html#limits-items
-// The rest of a record (key, status, expiry, token, hash and their names) stays well under 2 KB.
-export const MAX_RESPONSE_BYTES = 400 * 1024 - 2 * 1024
 
 /** The result serialised, or the reason it cannot be. `json` is undefined for an `undefined` result. */
 export type Serialised = { ok: true, json: string | undefined } | { ok: false, problem: string, cause?: unknown }
 
-export const serialiseResponse = (value: unknown): Serialised => {
+export const serialiseResponse = (value: unknown, maxBytes = Infinity): Serialised => {
   if (value === undefined) return { ok: true, json: undefined }
   let json: string | undefined
   try {
@@ -38,9 +33,9 @@ export const serialiseResponse = (value: unknown): Serialised => {
     const what = typeof value === 'function' || typeof value === 'symbol' ? `a ${typeof value}` : 'undefined once its toJSON ran'
     return { ok: false, problem: `$ is ${what}, for which JSON has no text` }
   }
-  const bytes = Buffer.byteLength(json)
-  if (bytes > MAX_RESPONSE_BYTES) {
-    return { ok: false, problem: `it is ${bytes} bytes of JSON, more than the ${MAX_RESPONSE_BYTES} that fit in a 400 KB DynamoDB item` }
+  if (maxBytes !== Infinity) {
+    const bytes = Buffer.byteLength(json)
+    if (bytes > maxBytes) return { ok: false, problem: `it is ${bytes} bytes of JSON, more than the ${maxBytes} the store keeps in a record` }
   }
   return { ok: true, json }
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import { asStoreError, IdempotencyResponseError, toStoredError } from '../errors.js'
+import { IdempotencyResponseError } from '../errors.js'
+import { asStoreError, toStoredError } from './stored-error.js'
 import type { LifecycleConfig, Unit } from './config.js'
 import { fulfilled, rejected } from './outcome.js'
 import type { FailureDecision, OutcomeKind } from '../types.js'
@@ -14,7 +15,7 @@ export interface Settlement { result: PromiseSettledResult<unknown>, kind: Outco
  * stored (the record then fails, never a silent success).
  */
 export const complete = async (config: LifecycleConfig, unit: Unit, leaseToken: string, response: unknown): Promise<Settlement> => {
-  const serialised = serialiseResponse(response)
+  const serialised = serialiseResponse(response, config.store.limits?.maxResponseBytes)
   if (!serialised.ok) {
     const error = new IdempotencyResponseError(unit.key, serialised.problem)
     await keepFailed(config, unit, { leaseToken }, error)

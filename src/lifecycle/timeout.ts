@@ -1,4 +1,4 @@
-import type { MiddyRequest } from '../adapters/adapter.js'
+import type { MiddyRequest } from '../types.js'
 import { deadlineWithin, isMiddyTimeout } from './lease.js'
 
 /**

@@ -1,5 +1,5 @@
 import type { StoredError } from '../errors.js'
-import { isClaimable, type ClaimRecord, type IdempotencyRecord, type IdempotencyStore } from './store.js'
+import { isClaimable, type ClaimRecord, type IdempotencyRecord, type IdempotencyStore, type StoreLimits } from './store.js'
 
 /**
  * An in-process store with the same semantics as `DynamoDBStore`: conditional claim,
@@ -16,7 +16,13 @@ import { isClaimable, type ClaimRecord, type IdempotencyRecord, type Idempotency
  * ```
  */
 export class MemoryStore implements IdempotencyStore {
+  /** None by default; give the production store's (`new MemoryStore({ limits: store.limits })`) to meet its refusals in tests. */
+  readonly limits?: StoreLimits
   readonly #records = new Map<string, IdempotencyRecord>()
+
+  constructor (options: { limits?: StoreLimits } = {}) {
+    if (options.limits !== undefined) this.limits = options.limits
+  }
 
   async claim (record: ClaimRecord, nowMs: number): Promise<IdempotencyRecord | undefined> {
     const existing = this.#records.get(record.key)

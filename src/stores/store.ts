@@ -59,7 +59,12 @@ export type ClaimRecord = IdempotencyRecord & { status: 'IN_PROGRESS', inProgres
  * if (existing === undefined) { await work(); await store.complete(record.key, record.leaseToken, { expiry, responseData: '1' }) }
  * ```
  */
-export interface IdempotencyStore {
+export interface IdempotencyStore<TWrite = any> {
+  /**
+   * What the store can hold; the lifecycle asks, never assumes a database's limits. Without
+   * it, nothing is refused for size before the store is asked. [no limits]
+   */
+  readonly limits?: StoreLimits
   /**
    * Writes `record` if no record protects its key: none exists, or it expired
    * (`expiry < now` in seconds), or it is IN_PROGRESS with a lapsed lease
@@ -87,43 +92,30 @@ export interface IdempotencyStore {
    * completion is a put of the COMPLETED record on the claim's condition at `claim.nowMs`, and
    * a record in its way is returned as `taken`.
    */
-  commit?: (key: string, leaseToken: string, outcome: CommitOutcome, writes: readonly TransactItem[], claim?: { nowMs: number }) => Promise<CommitResult>
+  commit?: (key: string, leaseToken: string, outcome: CommitOutcome, writes: readonly TWrite[], claim?: { nowMs: number }) => Promise<CommitResult>
+  /**
+   * Optional, with `commit`: why `write` can never be part of a commit (not an entry of the
+   * store's write type), or undefined. Asked where `transact` is called, so that the mistake
+   * is named at its line.
+   */
+  checkWrite?: (write: unknown) => string | undefined
 }
 
 /**
- * One write of `transact`, in the SDK's `TransactWriteItems` entry shape with native values,
- * as `@aws-sdk/lib-dynamodb`'s `TransactWriteCommand` takes them.
+ * What a store can hold and do at once.
  *
  * @example
  * ```ts
- * const reserve: TransactItem = {
- *   Update: {
- *     TableName: 'Stock', Key: { sku: 'A-1' }, UpdateExpression: 'ADD reserved :one',
- *     ConditionExpression: 'available > reserved', ExpressionAttributeValues: { ':one': 1 }
- *   }
- * }
+ * const limits: StoreLimits = { maxResponseBytes: 398 * 1024, maxReadKeys: 100, transaction: { maxWrites: 99, maxBytes: 4 * 1024 * 1024 } }
  * ```
  */
-export type TransactItem =
-  | { Put: TransactEntry & { Item: Record<string, unknown> } }
-  | { Update: TransactEntry & { Key: Record<string, unknown>, UpdateExpression: string } }
-  | { Delete: TransactEntry & { Key: Record<string, unknown> } }
-  | { ConditionCheck: TransactEntry & { Key: Record<string, unknown>, ConditionExpression: string } }
-
-/**
- * What every `TransactItem` operation shares.
- *
- * @example
- * ```ts
- * const entry: TransactEntry = { TableName: 'Orders', ConditionExpression: 'attribute_not_exists(orderId)' }
- * ```
- */
-export interface TransactEntry {
-  TableName: string
-  ConditionExpression?: string
-  ExpressionAttributeNames?: Record<string, string>
-  ExpressionAttributeValues?: Record<string, unknown>
-  ReturnValuesOnConditionCheckFailure?: 'ALL_OLD' | 'NONE'
+export interface StoreLimits {
+  /** The largest result (UTF-8 bytes of its JSON) a COMPLETED record can keep; a larger one fails its unit of work. */
+  maxResponseBytes: number
+  /** How many keys one `read` takes; the lifecycle reads a larger batch in slices. */
+  maxReadKeys: number
+  /** With `commit`: how many writes (beside the completion) and how many bytes of them one commit holds. */
+  transaction?: { maxWrites: number, maxBytes: number }
 }
 
 /**

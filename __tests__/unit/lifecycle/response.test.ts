@@ -1,5 +1,8 @@
 import { describe, expect, test } from '@jest/globals'
-import { MAX_RESPONSE_BYTES, parseResponse, serialiseResponse } from '../../../src/lifecycle/response.js'
+import { parseResponse, serialiseResponse } from '../../../src/lifecycle/response.js'
+
+/** What a DynamoDB record keeps of a result (`DynamoDBStore.limits`); the limit is the store's to state. */
+const MAX_RESPONSE_BYTES = 398 * 1024
 
 describe('serialiseResponse', () => {
   test('plain data round-trips through JSON', () => {
@@ -56,10 +59,11 @@ describe('serialiseResponse', () => {
     expect(serialiseResponse(cycle)).toEqual({ ok: false, problem: '$.list[0] is a circular reference', cause: expect.any(TypeError) })
   })
 
-  test('a result too big for a 400 KB item is refused with its size', () => {
-    const result = serialiseResponse('é'.repeat(MAX_RESPONSE_BYTES / 2 + 1))
+  test('a result larger than the store keeps is refused with its size; without a limit, nothing is refused for size', () => {
+    const result = serialiseResponse('é'.repeat(MAX_RESPONSE_BYTES / 2 + 1), MAX_RESPONSE_BYTES)
     expect(result.ok).toBe(false)
-    expect((result as { problem: string }).problem).toMatch(/^it is \d+ bytes of JSON, more than the \d+ that fit in a 400 KB DynamoDB item$/)
-    expect(serialiseResponse('a'.repeat(MAX_RESPONSE_BYTES - 2)).ok).toBe(true)
+    expect((result as { problem: string }).problem).toMatch(/^it is \d+ bytes of JSON, more than the \d+ the store keeps in a record$/)
+    expect(serialiseResponse('a'.repeat(MAX_RESPONSE_BYTES - 2), MAX_RESPONSE_BYTES).ok).toBe(true)
+    expect(serialiseResponse('é'.repeat(MAX_RESPONSE_BYTES)).ok).toBe(true)
   })
 })

@@ -1,16 +1,23 @@
 import { describe, expect, test } from '@jest/globals'
 import { build } from 'esbuild'
 import { NumberValue } from '@aws-sdk/lib-dynamodb'
-import { toAttributeMap, toAttributeValue, UnmarshallableValueError } from '../../../src/stores/dynamodb-marshal.js'
+import { toAttributeMap, toAttributeValue, UnmarshallableValueError } from '../../../src/stores/dynamodb/marshal.js'
 
-describe('transact needs no module beyond @aws-sdk/client-dynamodb', () => {
-  test('the store, bundled as a user bundles it (SDK external), imports nothing of @aws-sdk/lib-dynamodb', async () => {
-    const result = await build({
-      entryPoints: ['src/index.ts'], bundle: true, write: false, metafile: true, platform: 'node', format: 'esm', external: ['@aws-sdk/*'], logLevel: 'silent'
-    })
-    const imports = Object.values(result.metafile.outputs).flatMap((output) => output.imports.map((i) => i.path))
+/** What a bundle of `entry` imports from outside, as a user bundles it (the AWS SDK external, as on Lambda). */
+const importsOf = async (entry: string): Promise<string[]> => {
+  const result = await build({ entryPoints: [entry], bundle: true, write: false, metafile: true, platform: 'node', format: 'esm', external: ['@aws-sdk/*'], logLevel: 'silent' })
+  return Object.values(result.metafile.outputs).flatMap((output) => output.imports.filter((i) => !i.path.startsWith('node:')).map((i) => i.path))
+}
+
+describe('entry points load only the store they name', () => {
+  test('middy-idempotency/dynamodb imports @aws-sdk/client-dynamodb and nothing of @aws-sdk/lib-dynamodb (transact needs no more)', async () => {
+    const imports = await importsOf('src/dynamodb.ts')
     expect(imports).toContain('@aws-sdk/client-dynamodb')
     expect(imports.filter((path) => path.includes('lib-dynamodb'))).toEqual([])
+  })
+
+  test('middy-idempotency (the root) imports no AWS SDK module at all', async () => {
+    expect(await importsOf('src/index.ts')).toEqual([])
   })
 })
 

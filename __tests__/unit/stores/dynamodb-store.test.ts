@@ -1,7 +1,8 @@
 import { describe, expect, test, beforeEach } from '@jest/globals'
 import { mockClient } from 'aws-sdk-client-mock'
 import { DeleteItemCommand, DynamoDBClient, PutItemCommand, UpdateItemCommand, BatchGetItemCommand } from '@aws-sdk/client-dynamodb'
-import { DynamoDBStore, IdempotencyConfigError, IdempotencyStoreError } from '../../../src/index.js'
+import { IdempotencyConfigError, IdempotencyStoreError } from '../../../src/index.js'
+import { DynamoDBStore } from '../../../src/dynamodb.js'
 import type { ClaimRecord } from '../../../src/stores/store.js'
 
 // Faults DynamoDB Local cannot produce, injected with aws-sdk-client-mock. Everything the

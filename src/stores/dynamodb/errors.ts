@@ -1,5 +1,5 @@
-import { IdempotencyStoreError, type StoreOperation } from '../errors.js'
-import type { AttributeNames } from './dynamodb-store.js'
+import { IdempotencyStoreError, type StoreOperation } from '../../errors.js'
+import type { AttributeNames } from './types.js'
 
 // The IAM action each store request needs, named in an AccessDenied error.
 const ACTION: Record<StoreOperation, string> = {

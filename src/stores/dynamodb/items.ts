@@ -1,6 +1,6 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb'
-import type { AttributeNames } from './dynamodb-store.js'
-import type { ClaimRecord, IdempotencyRecord, RecordStatus } from './store.js'
+import type { ClaimRecord, IdempotencyRecord, RecordStatus } from '../store.js'
+import type { AttributeNames } from './types.js'
 
 /** An item as the low-level client reads and writes it. */
 export type Item = Record<string, AttributeValue>

@@ -1,8 +1,8 @@
 import { TransactWriteItemsCommand, type TransactWriteItem } from '@aws-sdk/client-dynamodb'
-import { toAttributeMap, UnmarshallableValueError, type MarshallOptions } from './dynamodb-marshal.js'
-import type { Item } from './dynamodb-items.js'
-import type { DynamoDBSender } from './dynamodb-store.js'
-import type { CommitOutcome, CommitResult, IdempotencyRecord, TransactItem } from './store.js'
+import type { CommitOutcome, CommitResult, IdempotencyRecord } from '../store.js'
+import type { Item } from './items.js'
+import { toAttributeMap, UnmarshallableValueError, type MarshallOptions } from './marshal.js'
+import type { AttributeNames, DynamoDBSender, TransactItem } from './types.js'
 
 /** What the commit needs to know of the store's table and its attribute names. */
 export interface CommitTarget {
@@ -10,9 +10,22 @@ export interface CommitTarget {
   tableName: string
   /** The record's key, marshalled (partition key, and sort key when there is one). */
   key: Item
-  names: { keyAttr: string, statusAttr: string, expiryAttr: string, inProgressExpiryAttr: string, leaseTokenAttr: string, payloadHashAttr: string, responseDataAttr: string, errorAttr: string }
+  names: AttributeNames
   /** Reads a stored item (as DynamoDB returns it in a cancellation reason) into a record. */
   fromItem: (item: Item) => IdempotencyRecord
+}
+
+const OPERATIONS = ['Put', 'Update', 'Delete', 'ConditionCheck'] as const
+
+/** Why `item` is not a `TransactWriteItems` entry, or undefined when it is one. */
+export const checkTransactItem = (item: unknown): string | undefined => {
+  if (item === null || typeof item !== 'object') return 'it is not an object'
+  const keys = Object.keys(item)
+  const operation = keys[0] as (typeof OPERATIONS)[number]
+  if (keys.length !== 1 || !OPERATIONS.includes(operation)) return `it must have exactly one of ${OPERATIONS.join(', ')} (it has ${keys.join(', ') || 'none'})`
+  const body = (item as Record<string, { TableName?: unknown } | null>)[operation]
+  if (typeof body?.TableName !== 'string' || body.TableName === '') return `its ${operation} has no TableName`
+  return undefined
 }
 
 /**

@@ -3,69 +3,18 @@ import {
   DeleteItemCommand,
   DynamoDBClient,
   PutItemCommand,
-  UpdateItemCommand,
-  type DynamoDBClientConfig
+  UpdateItemCommand
 } from '@aws-sdk/client-dynamodb'
-import { IdempotencyConfigError, type IdempotencyStoreError, type StoredError, type StoreOperation } from '../errors.js'
-import { commitTransaction } from './dynamodb-commit.js'
-import { storeErrorOf } from './dynamodb-errors.js'
-import { claimItem, keyItem, recordOf, type Item } from './dynamodb-items.js'
-import type { ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, IdempotencyStore, TransactItem } from './store.js'
+import { IdempotencyConfigError, type IdempotencyStoreError, type StoredError, type StoreOperation } from '../../errors.js'
+import type { ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, IdempotencyStore, StoreLimits } from '../store.js'
+import { checkTransactItem, commitTransaction } from './commit.js'
+import { storeErrorOf } from './errors.js'
+import { claimItem, keyItem, recordOf, type Item } from './items.js'
+import type { AttributeNames, DynamoDBSender, DynamoDBStoreOptions, TransactItem } from './types.js'
 
-/**
- * Anything with the SDK v3 `send`: a `DynamoDBClient` or a `DynamoDBDocumentClient`.
- *
- * @example
- * ```ts
- * const store = new DynamoDBStore({ tableName: 'IdempotencyStore', client: DynamoDBDocumentClient.from(new DynamoDBClient({})) })
- * ```
- */
-export interface DynamoDBSender {
-  send: DynamoDBClient['send']
-}
+export type { DynamoDBSender, DynamoDBStoreOptions }
 
-/**
- * Options of {@link DynamoDBStore}. Every attribute name can be changed, so the store
- * fits an existing table.
- *
- * @example
- * ```ts
- * const options: DynamoDBStoreOptions = { tableName: 'App', keyAttr: 'pk', sortKeyAttr: 'sk', sortKeyValue: 'idempotency' }
- * ```
- */
-export interface DynamoDBStoreOptions {
-  /** Name of the table. Required. */
-  tableName: string
-  /**
-   * A `DynamoDBClient` or a `DynamoDBDocumentClient` (its low-level client is used; the
-   * store marshals its own items). [a new `DynamoDBClient` from `clientConfig`]
-   */
-  client?: DynamoDBSender
-  /** Config for the client the store makes when `client` is not given. [`{}`] */
-  clientConfig?: DynamoDBClientConfig
-  /** Partition key attribute (type S). [`'idempotencyKey'`] */
-  keyAttr?: string
-  /** Sort key attribute (type S), for a table shared with other items. [none] */
-  sortKeyAttr?: string
-  /** Value written to `sortKeyAttr` on every idempotency record. [`'idempotency'`] */
-  sortKeyValue?: string
-  /** [`'status'`] */
-  statusAttr?: string
-  /** TTL attribute, epoch seconds: enable TTL on it. [`'expiry'`] */
-  expiryAttr?: string
-  /** End of the IN_PROGRESS lease, epoch milliseconds. [`'inProgressExpiry'`] */
-  inProgressExpiryAttr?: string
-  /** Fencing token of the current claim. [`'leaseToken'`] */
-  leaseTokenAttr?: string
-  /** [`'payloadHash'`] */
-  payloadHashAttr?: string
-  /** COMPLETED result as JSON (type S). [`'responseData'`] */
-  responseDataAttr?: string
-  /** FAILED error, a map of name and message. [`'error'`] */
-  errorAttr?: string
-}
-
-const defaults = {
+const defaults: Omit<AttributeNames, 'sortKeyAttr'> & { sortKeyValue: string } = {
   keyAttr: 'idempotencyKey',
   sortKeyValue: 'idempotency',
   statusAttr: 'status',
@@ -77,12 +26,20 @@ const defaults = {
   errorAttr: 'error'
 }
 
-export type AttributeNames = typeof defaults & { sortKeyAttr?: string }
 
 
-// BatchGetItem takes at most 100 keys per request:
-// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchGetItem.html
-const BATCH_GET_LIMIT = 100
+
+/**
+ * DynamoDB's own limits. An item holds 400 KB, names and values together; the rest of a record
+ * (key, status, expiry, token, hash and their names) stays well under 2 KB. BatchGetItem reads
+ * 100 keys; TransactWriteItems holds 100 entries (one is the completion) and 4 MB.
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html
+ */
+const LIMITS: StoreLimits = {
+  maxResponseBytes: 400 * 1024 - 2 * 1024,
+  maxReadKeys: 100,
+  transaction: { maxWrites: 99, maxBytes: 4 * 1024 * 1024 }
+}
 
 /**
  * The DynamoDB store: one conditional `PutItem` per claim (a refused claim returns the
@@ -101,8 +58,9 @@ const BATCH_GET_LIMIT = 100
  * const store = new DynamoDBStore({ tableName: 'IdempotencyStore', client: new DynamoDBClient({}) })
  * ```
  */
-export class DynamoDBStore implements IdempotencyStore {
+export class DynamoDBStore implements IdempotencyStore<TransactItem> {
   readonly tableName: string
+  readonly limits = LIMITS
   readonly #client: DynamoDBSender
   readonly #names: AttributeNames
   readonly #sortKeyValue: string
@@ -183,7 +141,7 @@ export class DynamoDBStore implements IdempotencyStore {
     // BatchGetItem refuses a request that names a key twice.
     const unique = [...new Set(keys)]
     const chunks: string[][] = []
-    for (let i = 0; i < unique.length; i += BATCH_GET_LIMIT) chunks.push(unique.slice(i, i + BATCH_GET_LIMIT))
+    for (let i = 0; i < unique.length; i += LIMITS.maxReadKeys) chunks.push(unique.slice(i, i + LIMITS.maxReadKeys))
     await Promise.all(chunks.map(async (chunk) => {
       try {
         const output = await this.#client.send(new BatchGetItemCommand({
@@ -208,6 +166,10 @@ export class DynamoDBStore implements IdempotencyStore {
     } catch (error) {
       throw this.#storeError('commit', key, error)
     }
+  }
+
+  checkWrite (write: unknown): string | undefined {
+    return checkTransactItem(write)
   }
 
   async #fenced (operation: 'complete' | 'fail' | 'release', key: string, leaseToken: string,

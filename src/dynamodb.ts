@@ -1,0 +1,6 @@
+/**
+ * middy-idempotency/dynamodb: the DynamoDB store. Its own entry point, so that only a function
+ * that uses it loads `@aws-sdk/client-dynamodb`.
+ */
+export { DynamoDBStore } from './stores/dynamodb/dynamodb-store.js'
+export type { DynamoDBSender, DynamoDBStoreOptions, TransactEntry, TransactItem } from './stores/dynamodb/types.js'
