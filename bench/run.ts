@@ -12,7 +12,7 @@ import { availableParallelism, cpus, loadavg } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { localClientConfig, startDynamoDBLocal } from '../scripts/dynamodb-local.mjs'
 import type { BundleResult } from './lib/bundle.js'
-import { bundleSection, medianOf, SDK_FIRST } from './lib/bundle-section.js'
+import { bundleSection, medianOf, SDK_FIRST, SHARED_FIRST } from './lib/bundle-section.js'
 import { PRICES } from './lib/capacity.js'
 import { WORKLOADS, type Workload } from './lib/events.js'
 import { measureMemory, type MemoryResult } from './lib/memory.js'
@@ -101,12 +101,14 @@ const targets = (rows: Row[], bundles: BundleResult[], imports: Map<string, numb
     check('median batch time, half and half, batch 100 (ours/theirs)', timeRatio('half and half'), 0.8, '')
   }
   const bundle = (impl: string): BundleResult | undefined => bundles.find((b) => b.implementation === impl)
-  if (bundles.length === 2) {
-    const bytes = ratio(bundle('ours')?.bytes ?? 0, bundle('theirs')?.bytes ?? 1)
-    check('bundle bytes, typical SQS handler, minified (ours/theirs)', bytes, 0.3, '')
-    check('the same, issue 10 (ours/theirs)', bytes, 0.5, '')
-    check('cold import median (ours/theirs)', ratio(medianOf(imports, 'ours'), medianOf(imports, 'theirs')), 0.6, '')
-    check('cold import beyond the SDK, issue 10 (ours/theirs)', ratio(medianOf(imports, `ours ${SDK_FIRST}`), medianOf(imports, `theirs ${SDK_FIRST}`)), 0.6, '')
+  if (bundles.length > 0) {
+    const bytes = (h: string): number => ratio(bundle(h)?.bytes ?? 0, bundle(h.replace('ours', 'theirs'))?.bytes ?? 1)
+    const shared = (h: string): number => ratio(medianOf(imports, `${h} ${SHARED_FIRST}`), medianOf(imports, `${h.replace('ours', 'theirs')} ${SHARED_FIRST}`))
+    check('bundle bytes, typical SQS handler, minified (ours/theirs)', bytes('ours'), 0.6, '')
+    check('bundle bytes, typical HTTP handler, minified (ours/theirs)', bytes('ours-http'), 0.6, '')
+    check('cold import beyond the SDK and @middy/core, SQS handler (ours/theirs)', shared('ours'), 0.6, '')
+    check('cold import beyond the SDK and @middy/core, HTTP handler (ours/theirs)', shared('ours-http'), 0.6, '')
+    check('cold import beyond the SDK, SQS handler (ours/theirs)', ratio(medianOf(imports, `ours ${SDK_FIRST}`), medianOf(imports, `theirs ${SDK_FIRST}`)), 0.6, '')
   }
   for (const t of timeouts.filter((x) => x.contender !== 'ours allSettled')) {
     check(`timeout in a batch of 10: finished records re-run (${t.contender}, absolute)`, t.finishedReRun, 0, '')

@@ -9,22 +9,34 @@ import { bundleExamples, examplesTable, packagesLine, sourcesTable, unusedFeatur
 import { fmt, ratio, table } from './report.js'
 
 export const SDK_FIRST = 'after the SDK (beyond @aws-sdk/client-dynamodb)'
+/** The cold import issue 14 measures: beyond what both share, the SDK and @middy/core. */
+export const SHARED_FIRST = 'beyond the SDK and @middy/core'
 const SDK_ALONE = '@aws-sdk/client-dynamodb alone'
+const SHARED = ['@aws-sdk/client-dynamodb', '@middy/core']
 
 export interface BundleFigures { bundles: BundleResult[], imports: Map<string, number[]> }
 
-/** Cold import times by subject: each bundle as is, each bundle after the SDK, and the SDK alone. */
+/** A subject of the cold imports: a name, what it imports, and what is imported before it (untimed). */
+type Subject = [string, string, readonly string[]]
+
+/**
+ * Cold import times by subject: each typical handler as is and after the SDK; and, bundled with
+ * `@middy/core` left out, each handler after the SDK and @middy/core; and the SDK alone.
+ */
 const coldImports = (bundles: BundleResult[], count: number): Map<string, number[]> => {
-  const subjects: Array<[string, string, boolean]> = [
-    ...bundles.map((b): [string, string, boolean] => [b.implementation, fileSpecifier(b.file), false]),
-    ...bundles.map((b): [string, string, boolean] => [`${b.implementation} ${SDK_FIRST}`, fileSpecifier(b.file), true]),
-    [SDK_ALONE, '@aws-sdk/client-dynamodb', false]
+  const whole = bundles.filter((b) => !String(b.implementation).endsWith(' (middy external)'))
+  const subjects: Subject[] = [
+    ...whole.filter((b) => b.implementation === 'ours' || b.implementation === 'theirs').map((b): Subject => [String(b.implementation), fileSpecifier(b.file), []]),
+    ...whole.filter((b) => b.implementation === 'ours' || b.implementation === 'theirs').map((b): Subject => [`${b.implementation} ${SDK_FIRST}`, fileSpecifier(b.file), ['@aws-sdk/client-dynamodb']]),
+    ...bundles.filter((b) => String(b.implementation).endsWith(' (middy external)'))
+      .map((b): Subject => [`${String(b.implementation).replace(' (middy external)', '')} ${SHARED_FIRST}`, fileSpecifier(b.file), SHARED]),
+    [SDK_ALONE, '@aws-sdk/client-dynamodb', []]
   ]
   const times = new Map<string, number[]>(subjects.map(([name]) => [name, []]))
   for (let i = 0; i < count; i++) {
     // Alternate, and reverse the order every other time, so nobody always goes first.
     const order = i % 2 === 0 ? subjects : [...subjects].reverse()
-    for (const [name, specifier, sdkFirst] of order) times.get(name)?.push(coldImportMs(specifier, sdkFirst))
+    for (const [name, specifier, preload] of order) times.get(name)?.push(coldImportMs(specifier, preload))
   }
   return times
 }
@@ -33,9 +45,13 @@ export const medianOf = (imports: Map<string, number[]>, subject: string): numbe
 
 /** Bundles, imports, and prints the section through `say`. */
 export const bundleSection = async (coldImportCount: number, say: (text?: string) => void): Promise<BundleFigures> => {
-  const bundles = [await bundleHandler('ours'), await bundleHandler('theirs')]
+  const handlers = ['ours', 'theirs', 'ours-http', 'theirs-http']
+  const bundles = [
+    ...await Promise.all(handlers.map(async (h) => await bundleHandler(h))),
+    ...await Promise.all(handlers.map(async (h) => await bundleHandler(h, `${h} (middy external)`, ['@middy/core'])))
+  ]
   const imports = coldImports(bundles, coldImportCount)
-  const [ours, theirs] = bundles as [BundleResult, BundleResult]
+  const [ours, theirs, oursHttp, theirsHttp] = bundles as [BundleResult, BundleResult, BundleResult, BundleResult]
   say('## Bundle and cold import')
   say()
   say('esbuild, minified ESM, platform node, `@aws-sdk/*` external (the Lambda runtime has it). The typical SQS handler: ' +
@@ -43,15 +59,23 @@ export const bundleSection = async (coldImportCount: number, say: (text?: string
     `Cold import: a fresh \`node\` per import, ${coldImportCount} per subject, alternating; time of the dynamic import measured inside the child. ` +
     `"${SDK_FIRST}": the child imports @aws-sdk/client-dynamodb first (untimed), so only what the bundle adds is timed.`)
   say()
+  say(`The typical HTTP handler: \`bench/handlers/ours-http.ts\` and \`theirs-http.ts\` (the middleware of each, with http-error-handler and http-json-body-parser). "${SHARED_FIRST}": bundled with @middy/core external, and both imported first (untimed).`)
+  say()
   say(table(['subject', 'bytes', 'gzip bytes', 'cold import median ms', 'min', 'max'],
     [...imports].map(([name, ms]) => {
-      const b = bundles.find((x) => x.implementation === name.split(' ')[0])
+      const b = name.endsWith(SHARED_FIRST)
+        ? bundles.find((x) => x.implementation === `${name.replace(` ${SHARED_FIRST}`, '')} (middy external)`)
+        : bundles.find((x) => x.implementation === name.split(' ')[0])
       return [name, b === undefined ? '—' : String(b.bytes), b === undefined ? '—' : String(b.gzipBytes), fmt(median(ms), 1), fmt(Math.min(...ms), 1), fmt(Math.max(...ms), 1)]
     })))
   say()
   say(`Ratios ours/theirs: bytes ${fmt(ratio(ours.bytes, theirs.bytes), 3)}, gzip ${fmt(ratio(ours.gzipBytes, theirs.gzipBytes), 3)}, ` +
     `cold import ${fmt(ratio(medianOf(imports, 'ours'), medianOf(imports, 'theirs')), 3)}, ` +
-    `cold import beyond the SDK ${fmt(ratio(medianOf(imports, `ours ${SDK_FIRST}`), medianOf(imports, `theirs ${SDK_FIRST}`)), 3)}`)
+    `cold import beyond the SDK ${fmt(ratio(medianOf(imports, `ours ${SDK_FIRST}`), medianOf(imports, `theirs ${SDK_FIRST}`)), 3)}, ` +
+    `cold import ${SHARED_FIRST} ${fmt(ratio(medianOf(imports, `ours ${SHARED_FIRST}`), medianOf(imports, `theirs ${SHARED_FIRST}`)), 3)}`)
+  say()
+  say(`HTTP handler, ours/theirs: bytes ${oursHttp.bytes} / ${theirsHttp.bytes} = ${fmt(ratio(oursHttp.bytes, theirsHttp.bytes), 3)}, ` +
+    `cold import ${SHARED_FIRST} ${fmt(ratio(medianOf(imports, `ours-http ${SHARED_FIRST}`), medianOf(imports, `theirs-http ${SHARED_FIRST}`)), 3)}`)
   say()
   say(`By package (metafile, bytes left in the minified output): ours: ${packagesLine(ours)}; theirs: ${packagesLine(theirs)}.`)
   say()

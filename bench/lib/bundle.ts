@@ -19,11 +19,15 @@ export interface BundleResult { implementation: Implementation | string, file: s
 // Inside the repository, so the external @aws-sdk/* packages resolve from its node_modules.
 const outDir = fileURLToPath(new URL('../results/bundles/', import.meta.url))
 
-export const bundleHandler = async (implementation: Implementation): Promise<BundleResult> =>
-  await bundleEntry(implementation, fileURLToPath(new URL(`../handlers/${implementation}.ts`, import.meta.url)))
+/**
+ * Bundles `bench/handlers/<handler>.ts` as `name`.mjs. `external` adds packages left out of
+ * the bundle: `@middy/core`, to time what a handler adds beyond what both implementations share.
+ */
+export const bundleHandler = async (handler: Implementation | string, name: string = handler, external: string[] = []): Promise<BundleResult> =>
+  await bundleEntry(name, fileURLToPath(new URL(`../handlers/${handler}.ts`, import.meta.url)), external)
 
 /** Bundles `entry` as `name`.mjs; the metafile says which files ended up in it, and how much of each. */
-export const bundleEntry = async (name: string, entry: string): Promise<BundleResult> => {
+export const bundleEntry = async (name: string, entry: string, external: string[] = []): Promise<BundleResult> => {
   mkdirSync(outDir, { recursive: true })
   const file = `${outDir}${name}.mjs`
   const { metafile } = await build({
@@ -35,7 +39,7 @@ export const bundleEntry = async (name: string, entry: string): Promise<BundleRe
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    external: ['@aws-sdk/*'],
+    external: ['@aws-sdk/*', ...external],
     logLevel: 'silent'
   })
   const content = readFileSync(file)
@@ -45,12 +49,12 @@ export const bundleEntry = async (name: string, entry: string): Promise<BundleRe
 }
 
 /**
- * Milliseconds to import `specifier` in a fresh node process, measured inside it. With
- * `sdkFirst`, `@aws-sdk/client-dynamodb` is imported (untimed) before: what remains is
- * what the bundle itself costs on top of the SDK that every consumer loads anyway.
+ * Milliseconds to import `specifier` in a fresh node process, measured inside it. `preload`
+ * is imported (untimed) before: the SDK, and `@middy/core`, which every consumer loads anyway,
+ * so that what remains is what the bundle itself costs on top of them.
  */
-export const coldImportMs = (specifier: string, sdkFirst = false): number => {
-  const script = (sdkFirst ? "await import('@aws-sdk/client-dynamodb'); " : '') +
+export const coldImportMs = (specifier: string, preload: readonly string[] = []): number => {
+  const script = preload.map((p) => `await import('${p}'); `).join('') +
     'const t0 = performance.now(); await import(process.argv[1]); ' +
     'process.stdout.write(String(performance.now() - t0))'
   const result = spawnSync(process.execPath, ['--input-type=module', '-e', script, specifier], {
