@@ -1,6 +1,6 @@
 import { storedKey } from '../../src/lifecycle/key.js'
 import { NAMESPACE } from './consumer.js'
-import type { FaultCounters } from './dynamodb-faults.js'
+import type { FaultCounters } from './store-faults.js'
 import type { Invocation } from './invocation.js'
 import { findDuplicates, type DuplicateEffect } from './duplicates.js'
 import type { Ledger, OrderViolation } from './ledger.js'
@@ -42,7 +42,7 @@ export interface ChaosReport {
   /** Payments whose work made what cannot be stored (kept FAILED, dead-lettered). */
   oversizedPayments: number
   crashes: Record<string, number>
-  /** Failing attempts injected, by `step:kind`. */
+  /** Store faults injected, by `step:kind`. */
   faultsInjected: Record<string, number>
   /** Requests that still failed after the SDK's retries, by step. */
   faultsSurfaced: Record<string, number>

@@ -11,7 +11,7 @@ export const defaultRates: Rates = {
   permanentFailure: 0.01,
   crash: 0.06,
   slow: 0.05,
-  dynamoFault: 0.06,
+  storeFault: 0.06,
   oversized: 0.01
 }
 

@@ -8,7 +8,7 @@ import { DynamoDBStore } from '../../src/dynamodb.js'
 import { storedKey } from '../../src/lifecycle/key.js'
 import { sqsPartialBatchFailure } from '../support/middy.js'
 import { lambdaContext } from '../support/sqs.js'
-import { injectFaults, type FaultCounters, type FaultSettings } from './dynamodb-faults.js'
+import { faultyStore, type FaultCounters, type FaultSettings } from './store-faults.js'
 import type { Invocation } from './invocation.js'
 import type { ChaosConfig } from './scenario.js'
 import type { VirtualClock } from './virtual-clock.js'
@@ -54,6 +54,8 @@ export interface ConsumerSetup<R> {
   middy: typeof middy6
   options: Omit<IdempotencyOptions, 'store' | 'now'>
   faults: FaultSettings
+  /** The SDK's own retries on the consumer's DynamoDB client (below the fault layer). */
+  sdkMaxAttempts: number
   counters: FaultCounters
   charge: Charge<R>
   shape: RecordShape<R>
@@ -85,15 +87,14 @@ export class Consumer<R = SQSRecord> {
     this.#client = new DynamoDBClient({
       ...localClientConfig(setup.endpoint),
       // The SDK's own retries, minus the real-time backoff (virtual time does not wait).
-      retryStrategy: new ConfiguredRetryStrategy(setup.faults.maxAttempts, 0)
+      retryStrategy: new ConfiguredRetryStrategy(setup.sdkMaxAttempts, 0)
     })
-    injectFaults(this.#client, () => this.current, setup.faults, setup.counters)
     this.coldStart()
   }
 
   coldStart (): void {
     const { middy, options, clock, tableName, shape } = this.#setup
-    const store = new DynamoDBStore({ tableName, client: this.#client })
+    const store = faultyStore(new DynamoDBStore({ tableName, client: this.#client }), () => this.current, this.#setup.faults, this.#setup.counters)
     const records = perRecord(async (record: R, tools: RecordTools) => await this.#record(record, tools))
     // timeoutEarlyInMillis 0: Middy's early timeout is a real-time timer, and Lambda's deadline is
     // virtual here: the simulator kills an invocation past its deadline instead.

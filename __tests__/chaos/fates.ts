@@ -17,8 +17,8 @@ export interface Rates {
   crash: number
   /** The handler works so long it nears or passes its deadline. */
   slow: number
-  /** Per (invocation, store step, key): DynamoDB misbehaves for a few attempts. */
-  dynamoFault: number
+  /** Per (invocation, store step, key): the store request is refused, loses its answer, or is slow (store-faults.ts). */
+  storeFault: number
   /**
    * Per payment: its work makes what cannot be stored — a result over DynamoDB's 400 KB item
    * (ledger effects), or a `transact` write over it, which DynamoDB refuses with a

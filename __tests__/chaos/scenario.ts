@@ -3,7 +3,7 @@ import type { SQSBatchResponse, SQSRecord } from 'aws-lambda'
 import { freshTable } from '../support/dynamodb.js'
 import { audit, type ChaosReport, type Delivered } from './audit.js'
 import { Consumer, idempotencyOptions, sqsShape } from './consumer.js'
-import { newFaultCounters } from './dynamodb-faults.js'
+import { newFaultCounters } from './store-faults.js'
 import type { Rates } from './fates.js'
 import type { CrashPhase } from './invocation.js'
 import { runLambdaLoop } from './lambda-loop.js'
@@ -135,7 +135,8 @@ export const runChaos = async (config: ChaosConfig): Promise<ChaosReport> => {
     tableName: table.tableName,
     middy: config.middy,
     options: idempotencyOptions(config, { key: 'body.paymentId' }),
-    faults: { seed, rate: rates.dynamoFault, maxAttempts: config.sdkMaxAttempts },
+    faults: { seed, rate: rates.storeFault },
+    sdkMaxAttempts: config.sdkMaxAttempts,
     counters,
     charge,
     // Unclaimed records (transact-only) may settle without a request: the slow record waits for quiet instead.

@@ -2,7 +2,7 @@ import type { KinesisStreamRecord } from 'aws-lambda'
 import { freshTable } from '../support/dynamodb.js'
 import { audit, type ChaosReport, type Delivered } from './audit.js'
 import { Consumer, idempotencyOptions } from './consumer.js'
-import { newFaultCounters } from './dynamodb-faults.js'
+import { newFaultCounters } from './store-faults.js'
 import { runLambdaLoop } from './lambda-loop.js'
 import { Ledger } from './ledger.js'
 import { streamFor } from './prng.js'
@@ -69,7 +69,8 @@ export const runStreamChaos = async (config: ChaosConfig, settings: StreamSettin
     // No mode: auto recognises `aws:kinesis`. The default key (eventID) differs between a
     // payment and its producer duplicate, so the key is the payment id, from the data.
     options: idempotencyOptions(config, { key: normalize ? 'kinesis.data.paymentId' : (record: KinesisStreamRecord) => paymentOfKinesis(record).paymentId }),
-    faults: { seed, rate: rates.dynamoFault, maxAttempts: config.sdkMaxAttempts },
+    faults: { seed, rate: rates.storeFault },
+    sdkMaxAttempts: config.sdkMaxAttempts,
     counters,
     charge,
     shape: kinesisShape(normalize)
