@@ -114,11 +114,14 @@ export const streamConfigFor = (seed: number, payments: number, endpoint: string
  * `event.Records.map(async …)` without `Promise.allSettled`: every record's promise must be
  * awaited before its record is stored or acknowledged (a record acknowledged before its work
  * failed would be lost). Its completions wait for the whole batch, as any hand-written
- * handler's do: a crash there re-runs finished records (the batch-wide window).
+ * handler's do: a crash there re-runs finished records (the batch-wide window). Standard queues
+ * only: such a handler keeps no order.
  */
 export const promisesConfigFor = (seed: number, payments: number, endpoint: string): ChaosConfig => configFor(seed, payments, endpoint, {
   profile: 'promises',
-  handler: 'promises'
+  handler: 'promises',
+  // Such a handler runs a batch's records all at once: it keeps no FIFO order (perRecord does).
+  fifo: false
 })
 
 export const profiles = {

@@ -1,4 +1,4 @@
-/** Kills the DynamoDB Local of the global setup (it is also killed on process exit). */
+/** Stops the DynamoDB Local and the Redis of the global setup (both are also killed on process exit). */
 export default async function globalTeardown () {
-  await globalThis.dynamoDBLocal?.stop()
+  await Promise.all([globalThis.dynamoDBLocal?.stop(), globalThis.redisServer?.stop()])
 }
