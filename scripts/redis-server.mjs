@@ -8,17 +8,9 @@
  * tests never skip silently.
  */
 import { execFileSync, spawn } from 'node:child_process'
-import { createServer, connect } from 'node:net'
+import { connect } from 'node:net'
+import { freePort } from './free-port.mjs'
 
-const freePort = () => new Promise((resolve, reject) => {
-  const server = createServer()
-  server.unref()
-  server.on('error', reject)
-  server.listen(0, '127.0.0.1', () => {
-    const { port } = server.address()
-    server.close(() => resolve(port))
-  })
-})
 
 const onPath = (name) => {
   try {

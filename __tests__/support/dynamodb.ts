@@ -1,4 +1,4 @@
-import { DeleteTableCommand, DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb'
+import { CreateTableCommand, DeleteTableCommand, DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb'
 import { createIdempotencyTable, localClientConfig } from '../../scripts/dynamodb-local.mjs'
 import { DynamoDBStore, type DynamoDBStoreOptions } from '../../src/dynamodb.js'
 
@@ -40,4 +40,11 @@ export const freshTable = async (options: { sortKeyAttr?: string, keyAttr?: stri
     },
     drop: async () => { await client.send(new DeleteTableCommand({ TableName: tableName })) }
   }
+}
+
+/** One of the user's own tables (a partition key of type S), for `transact` writes: its name and how to drop it. */
+export const userTable = async (client: DynamoDBClient, what: string, keyAttr: string): Promise<{ tableName: string, drop: () => Promise<void> }> => {
+  const tableName = `${what}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`
+  await client.send(new CreateTableCommand({ TableName: tableName, KeySchema: [{ AttributeName: keyAttr, KeyType: 'HASH' }], AttributeDefinitions: [{ AttributeName: keyAttr, AttributeType: 'S' }], BillingMode: 'PAY_PER_REQUEST' }))
+  return { tableName, drop: async () => { await client.send(new DeleteTableCommand({ TableName: tableName })) } }
 }

@@ -1,23 +1,25 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
-import { CreateTableCommand, DeleteTableCommand, TransactWriteItemsCommand, type DynamoDBClient as Client } from '@aws-sdk/client-dynamodb'
+import { TransactWriteItemsCommand, type DynamoDBClient as Client } from '@aws-sdk/client-dynamodb'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
 import { idempotency, IdempotencyTransactError, perRecord, type OutcomeReport, type RecordTools } from '../../../src/index.js'
 import { DynamoDBStore } from '../../../src/dynamodb.js'
-import { freshTable } from '../../support/dynamodb.js'
+import { freshTable, userTable } from '../../support/dynamodb.js'
 import { sqsPartialBatchFailure } from '../../support/middy.js'
 import middy from '@middy/core'
 import { failedIds, lambdaContext, recordingLogger, sqsEvent, sqsRecord } from '../../support/sqs.js'
 
 type Table = Awaited<ReturnType<typeof freshTable>>
 let table: Table
-const ordersTable = `orders-refusals-${process.pid}-${Math.random().toString(36).slice(2, 8)}`
+let orders: Awaited<ReturnType<typeof userTable>>
+let ordersTable: string
 
 beforeAll(async () => {
   table = await freshTable()
-  await table.client.send(new CreateTableCommand({ TableName: ordersTable, KeySchema: [{ AttributeName: 'orderId', KeyType: 'HASH' }], AttributeDefinitions: [{ AttributeName: 'orderId', AttributeType: 'S' }], BillingMode: 'PAY_PER_REQUEST' }))
+  orders = await userTable(table.client, 'orders-refusals', 'orderId')
+  ordersTable = orders.tableName
 })
 afterAll(async () => {
-  await table.client.send(new DeleteTableCommand({ TableName: ordersTable }))
+  await orders.drop()
   await table.drop()
 })
 

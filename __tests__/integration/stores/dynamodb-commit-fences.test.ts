@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
-import { CreateTableCommand, DeleteTableCommand, GetItemCommand } from '@aws-sdk/client-dynamodb'
+import { GetItemCommand } from '@aws-sdk/client-dynamodb'
 import middy from '@middy/core'
 import type { SQSEvent } from 'aws-lambda'
 import { idempotency, perRecord } from '../../../src/index.js'
 import { storedKey } from '../../../src/lifecycle/key.js'
 import type { TransactItem } from '../../../src/dynamodb.js'
 import type { ClaimRecord } from '../../../src/stores/store.js'
-import { freshTable } from '../../support/dynamodb.js'
+import { freshTable, userTable } from '../../support/dynamodb.js'
 import { sqsPartialBatchFailure } from '../../support/middy.js'
 import { failedIds, lambdaContext, sqsEvent, sqsRecord } from '../../support/sqs.js'
 
@@ -16,13 +16,15 @@ import { failedIds, lambdaContext, sqsEvent, sqsRecord } from '../../support/sqs
  */
 type Table = Awaited<ReturnType<typeof freshTable>>
 let table: Table
-const ledger = `ledger-fences-${process.pid}-${Math.random().toString(36).slice(2, 8)}`
+let ledgerTable: Awaited<ReturnType<typeof userTable>>
+let ledger: string
 beforeAll(async () => {
   table = await freshTable()
-  await table.client.send(new CreateTableCommand({ TableName: ledger, KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }], AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }], BillingMode: 'PAY_PER_REQUEST' }))
+  ledgerTable = await userTable(table.client, 'ledger-fences', 'id')
+  ledger = ledgerTable.tableName
 })
 afterAll(async () => {
-  await table.client.send(new DeleteTableCommand({ TableName: ledger }))
+  await ledgerTable.drop()
   await table.drop()
 })
 
