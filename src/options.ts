@@ -1,5 +1,6 @@
 import { IdempotencyConfigError } from './errors.js'
 import { parsePath } from './lifecycle/key.js'
+import { refuseUnknownOptions } from './unknown-options.js'
 import type { FailurePolicy, IdempotencyLogger, IdempotencyOptions, OutcomeReport, Selector } from './types.js'
 
 export type { IdempotencyOptions }
@@ -28,6 +29,13 @@ export const defaults = {
   now: Date.now
 }
 
+// Every option `idempotency()` reads, in the order the README lists them.
+const OPTION_NAMES = ['store', 'key', 'payload', 'expiresAfterSeconds', 'onFailure', 'namespace', 'mode', 'concurrency', 'localCacheSize',
+  'onOutcome', 'logger', 'clockSkewMs', 'timeoutMarginMs', 'responseHook', 'caller', 'effects', 'now'] as const satisfies ReadonlyArray<keyof IdempotencyOptions>
+// Fails to compile when an option is added to IdempotencyOptions but not to the list above.
+const everyOptionListed: Exclude<keyof IdempotencyOptions, (typeof OPTION_NAMES)[number]> extends never ? true : never = true
+void everyOptionListed
+
 const isSelector = (value: unknown): boolean =>
   typeof value === 'function' || (typeof value === 'string' && value !== '')
 
@@ -41,6 +49,7 @@ export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => 
   if (store === null || typeof store !== 'object' || methods.some((m) => typeof store[m] !== 'function')) {
     throw new IdempotencyConfigError('idempotency: store is required and must implement claim, complete, fail and release (a DynamoDBStore or a MemoryStore)')
   }
+  refuseUnknownOptions('idempotency', options, OPTION_NAMES)
   const problem =
     (options.key !== undefined && !isSelector(options.key) && 'key must be a non-empty path string or a function') ||
     (options.payload !== undefined && options.payload !== false && !isSelector(options.payload) && 'payload must be a path string, a function or false') ||

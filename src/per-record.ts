@@ -7,6 +7,7 @@ import { findBatch, type BatchState } from './batch/state.js'
 import { deadlineWithin } from './lifecycle/lease.js'
 import { fulfilled, rejected } from './lifecycle/outcome.js'
 import { queueTransact } from './lifecycle/transact.js'
+import { refuseUnknownOptions } from './unknown-options.js'
 import { sourceOf } from './sources/index.js'
 import type { PerRecordHandler, PerRecordOptions, RecordTools } from './types.js'
 
@@ -41,6 +42,7 @@ export const perRecord = <TRecord = any, TResult = unknown>(
   options: PerRecordOptions = {}
 ): PerRecordHandler<TRecord, TResult> => {
   if (typeof fn !== 'function') throw new IdempotencyConfigError('perRecord: the record function is required')
+  refuseUnknownOptions('perRecord', options ?? {}, ['concurrency'])
   const { concurrency } = options ?? {}
   if (concurrency !== undefined && !(Number.isSafeInteger(concurrency) && concurrency > 0)) {
     throw new IdempotencyConfigError('perRecord: concurrency must be a positive integer')

@@ -7,6 +7,7 @@ import {
 } from '@aws-sdk/client-dynamodb'
 import { IdempotencyConfigError, type IdempotencyStoreError, type StoredError, type StoreOperation } from '../../errors.js'
 import type { ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, IdempotencyStore, StoreLimits } from '../store.js'
+import { refuseUnknownOptions } from '../../unknown-options.js'
 import { checkTransactItem, commitTransaction } from './commit.js'
 import { storeErrorOf } from './errors.js'
 import { claimItem, keyItem, recordOf, type Item } from './items.js'
@@ -28,6 +29,9 @@ const defaults: Omit<AttributeNames, 'sortKeyAttr'> & { sortKeyValue: string } =
 
 
 
+
+const OPTION_NAMES = ['tableName', 'client', 'clientConfig', 'keyAttr', 'sortKeyAttr', 'sortKeyValue', 'statusAttr', 'expiryAttr', 'inProgressExpiryAttr',
+  'leaseTokenAttr', 'payloadHashAttr', 'responseDataAttr', 'errorAttr'] as const satisfies ReadonlyArray<keyof DynamoDBStoreOptions>
 
 /**
  * DynamoDB's own limits. An item holds 400 KB, names and values together; the rest of a record
@@ -72,6 +76,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     if (options.client !== undefined && typeof options.client?.send !== 'function') {
       throw new IdempotencyConfigError('DynamoDBStore: client must be a DynamoDBClient or a DynamoDBDocumentClient')
     }
+    refuseUnknownOptions('DynamoDBStore', options, OPTION_NAMES)
     const { tableName, client, clientConfig, sortKeyValue, ...names } = options
     for (const [option, value] of Object.entries(names)) {
       if (value !== undefined && (typeof value !== 'string' || value === '')) {

@@ -1,0 +1,28 @@
+import { describe, expect, test } from '@jest/globals'
+import { IdempotencyConfigError, idempotency, MemoryStore, perRecord } from '../../src/index.js'
+
+describe('options a JavaScript caller misspells are refused, not ignored', () => {
+  test('an unknown option names itself and the option it most likely means', () => {
+    expect(() => idempotency({ store: new MemoryStore(), expiresAfterSecond: 60 } as never))
+      .toThrow(new IdempotencyConfigError("idempotency: unknown option 'expiresAfterSecond' (did you mean 'expiresAfterSeconds'?)"))
+    expect(() => idempotency({ store: new MemoryStore(), onfailure: 'fail' } as never))
+      .toThrow(new IdempotencyConfigError("idempotency: unknown option 'onfailure' (did you mean 'onFailure'?)"))
+  })
+
+  test('an unknown option far from every known one lists them', () => {
+    expect(() => idempotency({ store: new MemoryStore(), retries: 3 } as never)).toThrow(/^idempotency: unknown option 'retries' \(the options are store, key, payload, /)
+  })
+
+  test('perRecord\'s options too', () => {
+    expect(() => perRecord(async () => 1, { concurency: 2 } as never)).toThrow(new IdempotencyConfigError("perRecord: unknown option 'concurency' (did you mean 'concurrency'?)"))
+  })
+
+  test('an option set to undefined is no mistake', () => {
+    expect(() => idempotency({ store: new MemoryStore(), key: undefined })).not.toThrow()
+  })
+})
+
+test('DynamoDBStore refuses a misspelt option too', async () => {
+  const { DynamoDBStore } = await import('../../src/dynamodb.js')
+  expect(() => new DynamoDBStore({ tableName: 'T', tablename: 'U' } as never)).toThrow(new IdempotencyConfigError("DynamoDBStore: unknown option 'tablename' (did you mean 'tableName'?)"))
+})

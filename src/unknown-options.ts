@@ -1,0 +1,37 @@
+import { IdempotencyConfigError } from './errors.js'
+
+/**
+ * Refuses an option no one reads: TypeScript catches a misspelt option, JavaScript would
+ * silently run without it (a `onfailure: 'fail'` that never applies is a record run twice).
+ */
+export const refuseUnknownOptions = (owner: string, options: object, known: readonly string[]): void => {
+  for (const name of Object.keys(options)) {
+    if (known.includes(name) || (options as Record<string, unknown>)[name] === undefined) continue
+    const nearest = closest(name, known)
+    throw new IdempotencyConfigError(`${owner}: unknown option '${name}' ` +
+      (nearest === undefined ? `(the options are ${known.join(', ')})` : `(did you mean '${nearest}'?)`))
+  }
+}
+
+/** The known name nearest to `name` (case aside), if it is near enough to be a slip of the keyboard. */
+const closest = (name: string, known: readonly string[]): string | undefined => {
+  let best: { name: string, distance: number } | undefined
+  for (const candidate of known) {
+    const distance = editDistance(name.toLowerCase(), candidate.toLowerCase())
+    if (best === undefined || distance < best.distance) best = { name: candidate, distance }
+  }
+  return best !== undefined && best.distance <= Math.max(2, Math.floor(best.name.length / 4)) ? best.name : undefined
+}
+
+/** Levenshtein distance: insertions, deletions and substitutions. */
+const editDistance = (a: string, b: string): number => {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i]
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1))
+    }
+    previous = current
+  }
+  return previous[b.length] as number
+}
