@@ -52,6 +52,7 @@ export const perRecord = <TRecord = any, TResult = unknown>(
     if (!Array.isArray(records)) throw new IdempotencyConfigError('perRecord: the event has no Records array (is this a batch event source?)')
     const signal = middyOptions?.signal ?? new AbortController().signal
     const batch = findBatch(event, context)
+    if (batch !== undefined) batch.handlerCalled = true
     if (batch !== undefined && batch.run.length === records.length) {
       return await runBatch(batch, records as TRecord[], fn, { context, signal, concurrency: concurrency ?? batch.concurrency }) as Array<PromiseSettledResult<TResult>>
     }

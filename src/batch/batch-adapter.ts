@@ -134,7 +134,7 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
       // Nothing can have run a record that nobody read (a middleware inside ours failed in
       // `before`: SSM, secrets), nor, with perRecord, one it did not start: such records are
       // released whatever `onFailure` says, never kept FAILED without having run.
-      const handlerMayHaveRun = batch.scheduled || (batch.recordsRead && !handlerIsPerRecord)
+      const handlerMayHaveRun = batch.scheduled || batch.handlerCalled === true || (batch.recordsRead && !handlerIsPerRecord)
       await settleUnsettled(batch, async (state) => {
         // A record perRecord is still running settles itself when its work ends.
         if (state.phase === 'running') return

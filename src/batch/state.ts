@@ -53,6 +53,8 @@ export interface BatchState {
   answered: boolean
   /** Something inside ours (the handler, a middleware) has read the handed event's `Records`. */
   recordsRead: boolean
+  /** `perRecord` was called with this batch (whether it scheduled it or, given other records, ran them plainly). */
+  handlerCalled?: true
 }
 
 /** The record a `run` or `copy` outcome finally stands for. */

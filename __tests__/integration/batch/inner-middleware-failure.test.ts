@@ -56,6 +56,28 @@ describe.each(batchMiddyVersions)('a middleware after idempotency fails in befor
     expect(await statusesOf(namespace)).toEqual(['COMPLETED'])
   })
 
+  test('perRecord given other records than ours handed (an inner middleware filtered them) ran them: a later failure keeps them FAILED under \'fail\', never releases them to run again', async () => {
+    const namespace = `filtered-${Math.random().toString(36).slice(2, 10)}`
+    let ran = 0
+    let meddle = false
+    const handler = middy<SQSEvent>()
+      .use(sqsPartialBatchFailure({ logger: false as never }))
+      .use(idempotency({ store: table.store, namespace, onFailure: 'fail', logger: recordingLogger() }))
+      .use({
+        // Keeps only the first record (the batch's length no longer matches), and fails once the handler answered.
+        before: async (request: { event: SQSEvent }) => { if (meddle) request.event = { Records: request.event.Records.slice(0, 1) } },
+        after: async () => { if (meddle) throw new Error('response validation failed') }
+      })
+      .handler(perRecord(async () => { ran++ }))
+    // Warm: this stack has served a batch through perRecord (it knows its handler is perRecord).
+    await run(handler, [sqsRecord({ n: 0 })])
+    meddle = true
+    const records = [sqsRecord({ n: 1 }), sqsRecord({ n: 2 })]
+    await run(handler, records)
+    expect(ran).toBe(2)
+    expect((await statusesOf(namespace)).sort()).toEqual(['COMPLETED', 'FAILED', 'FAILED'])
+  })
+
   test('the handler itself threw after reading the records: they may have run, and are kept FAILED under \'fail\'', async () => {
     const namespace = `threw-${Math.random().toString(36).slice(2, 10)}`
     const handler = middy<SQSEvent>()
