@@ -120,7 +120,7 @@ export const faultyStore = <S extends IdempotencyStore>(store: S, current: () =>
         if (result.status === 'committed') invocation.completed.add(key)
         else if (result.status === 'refused') invocation.transactRefused.set(key, { reason: `entry ${result.entry ?? '-'} ${result.code}`, ...(typeof messageId === 'string' ? { messageId } : {}) })
         else invocation.fencedOut.add(key)
-      }, () => ({ status: 'refused', code: 'ThrottlingException', message: 'throttled (injected by the chaos suite)', temporary: true }))
+      }, () => ({ status: 'refused', code: 'ThrottlingException', message: 'throttled (injected by the chaos suite)', reason: 'temporary' }))
   }
   if (store.checkWrite !== undefined) wrapped.checkWrite = store.checkWrite.bind(store)
   return wrapped

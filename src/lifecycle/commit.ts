@@ -11,9 +11,6 @@ import { applyOnFailure, keepFailed, lostLease, releaseRegardlessOfPolicy, type 
 /** The store's class name, for errors that say which store cannot do what. */
 export const storeName = (config: LifecycleConfig): string => (config.store as { constructor?: { name?: string } }).constructor?.name ?? 'this store'
 
-// Refusals that say the commit can never be stored as it is (not a business condition).
-const INVALID = new Set(['ValidationException', 'ValidationError'])
-
 /** Why `writes` cannot be one commit with the completion, by the store's own limits, or undefined. */
 const tooMuch = (writes: readonly unknown[], limits: StoreLimits['transaction']): { code: string, problem: string } | undefined => {
   if (limits === undefined) return undefined
@@ -88,7 +85,7 @@ export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, 
         { key: unit.key, code: committed.code, ...(committed.entry === undefined ? {} : { entry: committed.entry }) })
       // A write refused as it stands (a condition, an invalid entry): the work may have had
       // effects outside transact, so an invalid commit is kept FAILED as an unstorable result is.
-      if (!committed.temporary) return await refuse(error, INVALID.has(committed.code))
+      if (committed.reason !== 'temporary') return await refuse(error, committed.reason === 'invalid')
       // Another transaction on the same item, or throttling: nothing is wrong with the work.
       // Released whatever `onFailure` says, so that a redelivery simply tries again.
       await releaseRegardlessOfPolicy(config, unit, hold)

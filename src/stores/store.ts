@@ -144,10 +144,13 @@ export type CommitResult =
   | { status: 'taken', record: IdempotencyRecord }
   /**
    * Refused before anything was applied: by one of the writes (`entry`), as invalid, or for want
-   * of capacity. `temporary`: nothing is wrong with the writes (another transaction on the same
-   * item, throttling), so the record is released for a redelivery to try again.
+   * of capacity. `reason`, the store's judgement: `condition`, one of the user's conditions
+   * failed (`onFailure` applies); `invalid`, the commit can never be stored as it is (the record
+   * is kept FAILED, since its work may have had other effects); `temporary`, nothing is wrong
+   * with the writes (another transaction on the same item, throttling), so the record is released
+   * for a redelivery to try again.
    */
-  | { status: 'refused', entry?: number, code: string, message: string, temporary: boolean }
+  | { status: 'refused', entry?: number, code: string, message: string, reason: 'condition' | 'invalid' | 'temporary' }
 
 /** True when `record` no longer stands in the way of a claim at `nowMs` (DESIGN §2, one unit per attribute). */
 export const isClaimable = (record: IdempotencyRecord, nowMs: number): boolean =>

@@ -42,7 +42,7 @@ describe.each(batchMiddyVersions)('edges found in review, %s', (_name, middy) =>
 
   test('a TransactionConflict is temporary: the record is released to be retried, never kept FAILED, whatever onFailure says', async () => {
     const store = new CommittingStore()
-    store.cancel = { status: 'refused', entry: 0, code: 'TransactionConflict', message: 'Transaction is ongoing for the item', temporary: true }
+    store.cancel = { status: 'refused', entry: 0, code: 'TransactionConflict', message: 'Transaction is ongoing for the item', reason: 'temporary' }
     const handler = middy<SQSEvent>()
       .use(sqsPartialBatchFailure({ logger: false as never }))
       .use(idempotency({ store, logger: false, onFailure: 'fail' }))

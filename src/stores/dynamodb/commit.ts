@@ -42,7 +42,7 @@ export const commitTransaction = async (target: CommitTarget, leaseToken: string
   } catch (error) {
     if (!(error instanceof UnmarshallableValueError)) throw error
     const entry = Number(/^entry (\d+)/.exec(error.path)?.[1])
-    return { status: 'refused', entry, code: 'ValidationError', message: error.message, temporary: false }
+    return { status: 'refused', entry, code: 'ValidationError', message: error.message, reason: 'invalid' }
   }
   try {
     await target.client.send(new TransactWriteItemsCommand({
@@ -129,11 +129,11 @@ interface Reason { Code?: string, Message?: string, Item?: Item }
  */
 const readCancellation = (error: unknown, writes: readonly TransactItem[], target: CommitTarget, leaseToken: string, unclaimed: boolean): CommitResult => {
   const { name = '', message = '', CancellationReasons: reasons } = (error ?? {}) as { name?: string, message?: string, CancellationReasons?: Reason[] }
-  if (THROTTLED.has(name)) return { status: 'refused', code: name, message, temporary: true }
+  if (THROTTLED.has(name)) return { status: 'refused', code: name, message, reason: 'temporary' }
   if (name === 'ValidationException') {
     // DynamoDB does not say which entry is invalid: name the one there is, or every table written.
     const tables = writes.map((w, i) => `entry ${i} ${Object.keys(w)[0] ?? ''} on ${tableOf(w)}`).join(', ')
-    return { status: 'refused', ...(writes.length === 1 ? { entry: 0 } : {}), code: name, message: `${message} (${tables}; the completion on ${target.tableName})`, temporary: false }
+    return { status: 'refused', ...(writes.length === 1 ? { entry: 0 } : {}), code: name, message: `${message} (${tables}; the completion on ${target.tableName})`, reason: 'invalid' }
   }
   if (name !== 'TransactionCanceledException' || !Array.isArray(reasons)) throw error
   const completionIndex = writes.length
@@ -148,7 +148,7 @@ const readCancellation = (error: unknown, writes: readonly TransactItem[], targe
   const code = blamed?.Code ?? 'Unknown'
   const where = entry === -1 || entry === completionIndex ? {} : { entry }
   const detail = entry === -1 || entry === completionIndex ? '' : ` (on ${tableOf(writes[entry] as TransactItem)})`
-  return { status: 'refused', ...where, code, message: `${blamed?.Message ?? message}${detail}`, temporary: TEMPORARY_REASONS.has(code) }
+  return { status: 'refused', ...where, code, message: `${blamed?.Message ?? message}${detail}`, reason: TEMPORARY_REASONS.has(code) ? 'temporary' : code === 'ValidationError' ? 'invalid' : 'condition' }
 }
 
 const tableOf = (write: TransactItem): string => String((Object.values(write)[0] as { TableName?: unknown } | undefined)?.TableName)
