@@ -44,7 +44,7 @@ afterAll(() => { if (scratch !== '') rmSync(scratch, { recursive: true, force: t
 test('npm pack ships only the built code, its types, the README and the licence', () => {
   expect(name).toBe('middy-idempotency')
   for (const file of files) expect(file).toMatch(/^(package\.json|README\.md|LICENSE|dist\/.+\.(js|d\.ts))$/)
-  expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'dist/index.js', 'dist/index.d.ts', 'dist/dynamodb.js', 'dist/dynamodb.d.ts']))
+  expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'dist/index.js', 'dist/index.d.ts', 'dist/dynamodb.js', 'dist/dynamodb.d.ts', 'dist/redis.js', 'dist/redis.d.ts']))
 })
 
 const publicExports = [
@@ -89,6 +89,18 @@ describe('consumers of the packed tarball', () => {
     console.log(JSON.stringify({ keys: Object.keys(m).filter((k) => k !== '__esModule').sort(), limits: store.limits }))
   `
   const storeExpected = { keys: ['DynamoDBStore'], limits: { maxResponseBytes: 398 * 1024, maxReadKeys: 100, transaction: { maxWrites: 99, maxBytes: 4 * 1024 * 1024 } } }
+
+  test('middy-idempotency/redis, its own entry point, is imported and required alike, and loads no AWS SDK module', () => {
+    const probe = (how: string, sdkLoaded: string): string => `
+      const m = ${how}
+      const store = new m.RedisStore({ client: { sendCommand: async () => null } })
+      console.log(JSON.stringify({ keys: Object.keys(m).filter((k) => k !== '__esModule').sort(), limits: store.limits, sdkLoaded: ${sdkLoaded} }))
+    `
+    const expected = { keys: ['RedisStore'], limits: { maxResponseBytes: 1024 * 1024, maxReadKeys: 1000 }, sdkLoaded: false }
+    expect(run('redis.mjs', probe("await import('middy-idempotency/redis')", 'false'))).toEqual(expected)
+    // CommonJS shows every module it loaded in require.cache, ES modules loaded by require() included.
+    expect(run('redis.cjs', probe("require('middy-idempotency/redis')", "Object.keys(require.cache).some((path) => path.includes('@aws-sdk'))"))).toEqual(expected)
+  })
 
   test('middy-idempotency/dynamodb, its own entry point, is imported and required alike', () => {
     expect(run('store.mjs', storeProbe("await import('middy-idempotency/dynamodb')"))).toEqual(storeExpected)
