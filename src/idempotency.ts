@@ -58,9 +58,9 @@ export const idempotency = <TEvent = any>(options: IdempotencyOptions<TEvent>): 
     ...(resolved.onOutcome === undefined ? {} : { onOutcome: resolved.onOutcome }),
     ...(resolved.localCacheSize > 0 ? { cache: new LocalCache(resolved.localCacheSize) } : {})
   }
-  const selection = (defaults: { key: Selector, payload: Selector }, defaultKeyName: string) => {
-    const key = compileSelector(resolved.key ?? defaults.key, 'key')
-    const payload = resolved.payload === false ? undefined : compileSelector(resolved.payload ?? defaults.payload, 'payload')
+  const selection = (defaults: { key: Selector, payload: Selector }, defaultKeyName: string, encoded: readonly string[] = []) => {
+    const key = compileSelector(resolved.key ?? defaults.key, 'key', encoded)
+    const payload = resolved.payload === false ? undefined : compileSelector(resolved.payload ?? defaults.payload, 'payload', encoded)
     const keyName = typeof resolved.key === 'string'
       ? `key path "${resolved.key}"`
       : resolved.key === undefined ? defaultKeyName : 'the key function'
@@ -72,7 +72,7 @@ export const idempotency = <TEvent = any>(options: IdempotencyOptions<TEvent>): 
     let adapter = batchAdapters.get(source)
     if (adapter === undefined) {
       const keyName = typeof source.defaults.key === 'string' ? `key path "${source.defaults.key}"` : 'the default key'
-      adapter = batchAdapter(config, source, selection(source.defaults, keyName), { concurrency: resolved.concurrency, timeoutMarginMs: resolved.timeoutMarginMs })
+      adapter = batchAdapter(config, source, selection(source.defaults, keyName, source.encoded), { concurrency: resolved.concurrency, timeoutMarginMs: resolved.timeoutMarginMs })
       batchAdapters.set(source, adapter)
     }
     return adapter

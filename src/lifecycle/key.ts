@@ -27,8 +27,13 @@ export const parsePath = (written: string): string[] => {
   return segments
 }
 
-/** Turns a selector option into a function; `what` names it in errors ("key", "payload"). */
-export const compileSelector = (selector: Selector, what: string): Select => {
+/**
+ * Turns a selector option into a function; `what` names it in errors ("key", "payload").
+ * `encoded` are the paths of the unit whose text is base64 (Kinesis `kinesis.data`): a path
+ * that reads into one decodes it first, so `kinesis.data.orderId` reads the same JSON with or
+ * without `@middy/event-normalizer` (which decodes it in place).
+ */
+export const compileSelector = (selector: Selector, what: string, encoded: readonly string[] = []): Select => {
   if (typeof selector === 'function') {
     return (unit, context) => {
       try {
@@ -41,15 +46,17 @@ export const compileSelector = (selector: Selector, what: string): Select => {
     }
   }
   const segments = parsePath(selector)
+  const isEncoded = (depth: number): boolean => encoded.includes(segments.slice(0, depth).join('.'))
   return (unit) => {
     let value: unknown = unit
     for (let i = 0; i < segments.length; i++) {
       if (typeof value === 'string') {
+        const base64 = isEncoded(i)
         try {
-          value = JSON.parse(value)
+          value = JSON.parse(base64 ? Buffer.from(value, 'base64').toString('utf8') : value)
         } catch (error) {
           const where = segments.slice(0, i).join('.') || 'the unit'
-          throw new IdempotencyKeyError(`${what} path "${selector}" reads into ${where}, which is not JSON`, error)
+          throw new IdempotencyKeyError(`${what} path "${selector}" reads into ${where}, which is not ${base64 ? 'base64-encoded ' : ''}JSON`, error)
         }
       }
       if (value === null || typeof value !== 'object') return undefined

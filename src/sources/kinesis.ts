@@ -19,5 +19,6 @@ export const kinesis: BatchSource<KinesisStreamRecord> = {
   attempt: () => 1,
   alwaysRead: true,
   defaults: { key: 'eventID', payload: 'kinesis.data' },
+  encoded: ['kinesis.data'],
   answer: 'native'
 }

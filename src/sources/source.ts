@@ -36,6 +36,8 @@ export interface BatchSource<TRecord = any> {
   alwaysRead?: boolean
   /** Key and payload when the options give none. */
   defaults: { key: Selector<TRecord>, payload: Selector<TRecord> }
+  /** Paths of a record whose text is base64-encoded JSON: a key or payload path into them reads the decoded JSON. */
+  encoded?: readonly string[]
   /**
    * `settled`: the handler's `Promise.allSettled` array is answered as such, for a partial
    * batch middleware after us (SQS: `@middy/sqs-partial-batch-failure`). `native`: the
