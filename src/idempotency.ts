@@ -64,7 +64,7 @@ export const idempotency = <TEvent = any>(options: IdempotencyOptions<TEvent>): 
     const keyName = typeof resolved.key === 'string'
       ? `key path "${resolved.key}"`
       : resolved.key === undefined ? defaultKeyName : 'the key function'
-    return { namespace: resolved.namespace, key, keyName, ...(payload === undefined ? {} : { payload }) }
+    return { namespace: resolved.namespace, key, keyName, defaultKey: resolved.key === undefined, ...(payload === undefined ? {} : { payload }) }
   }
   // One adapter per batch source, made the first time the source is met.
   const batchAdapters = new Map<BatchSource, Adapter>()

@@ -56,7 +56,7 @@ export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => 
     (options.expiresAfterSeconds !== undefined && !positiveInteger(options.expiresAfterSeconds) && 'expiresAfterSeconds must be a positive integer') ||
     (options.onFailure !== undefined && !['delete', 'fail'].includes(options.onFailure as string) && typeof options.onFailure !== 'function' && "onFailure must be 'delete', 'fail' or a function") ||
     (options.namespace !== undefined && (typeof options.namespace !== 'string' || options.namespace === '') && 'namespace must be a non-empty string') ||
-    (options.mode !== undefined && !['auto', 'sqs', 'kinesis', 'dynamodb', 'event'].includes(options.mode) && "mode must be 'auto', 'sqs', 'kinesis', 'dynamodb' or 'event'") ||
+    (options.mode !== undefined && !['auto', 'sqs', 'kinesis', 'dynamodb', 'kafka', 'event'].includes(options.mode) && "mode must be 'auto', 'sqs', 'kinesis', 'dynamodb', 'kafka' or 'event'") ||
     (options.concurrency !== undefined && !positiveInteger(options.concurrency) && 'concurrency must be a positive integer') ||
     (options.localCacheSize !== undefined && !(Number.isSafeInteger(options.localCacheSize) && options.localCacheSize >= 0) && 'localCacheSize must be an integer of 0 or more') ||
     (options.logger !== undefined && options.logger !== false && (typeof options.logger?.warn !== 'function' || typeof options.logger?.error !== 'function') && 'logger must have warn and error functions, or be false') ||

@@ -9,6 +9,7 @@ import { fulfilled, rejected } from './lifecycle/outcome.js'
 import { queueTransact } from './lifecycle/transact.js'
 import { refuseUnknownOptions } from './unknown-options.js'
 import { sourceOf } from './sources/index.js'
+import { listOf, recordsOf, reportOf } from './sources/source.js'
 import type { PerRecordHandler, PerRecordOptions, RecordTools } from './types.js'
 
 const DEFAULT_CONCURRENCY = 50
@@ -48,10 +49,11 @@ export const perRecord = <TRecord = any, TResult = unknown>(
     throw new IdempotencyConfigError('perRecord: concurrency must be a positive integer')
   }
   return async (event, context, middyOptions) => {
-    const records = (event as { Records?: unknown } | null | undefined)?.Records
-    if (!Array.isArray(records)) throw new IdempotencyConfigError('perRecord: the event has no Records array (is this a batch event source?)')
-    const signal = middyOptions?.signal ?? new AbortController().signal
     const batch = findBatch(event, context)
+    const source = batch?.source ?? sourceOf(event)
+    const records = source === undefined ? recordsOf(event) : listOf(source, event)
+    if (records === undefined) throw new IdempotencyConfigError('perRecord: the event has no records (a Records array, or Kafka\'s records): is this a batch event source?')
+    const signal = middyOptions?.signal ?? new AbortController().signal
     if (batch !== undefined) batch.handlerCalled = true
     if (batch !== undefined && batch.run.length === records.length) {
       return await runBatch(batch, records as TRecord[], fn, { context, signal, concurrency: concurrency ?? batch.concurrency }) as Array<PromiseSettledResult<TResult>>
@@ -131,7 +133,7 @@ const runPlain = async <TRecord, TResult>(event: unknown, records: TRecord[], fn
     }
   })
   if (source === undefined) return results
-  return readableByLambda(results, records.map((record) => record === null || typeof record !== 'object' ? undefined : source.itemIdentifier(record)))
+  return readableByLambda(results, records.map((record) => record === null || typeof record !== 'object' ? undefined : reportOf(source, record)))
 }
 
 const attempt = async <TRecord>(fn: (record: TRecord, tools: RecordTools) => unknown, record: TRecord, tools: RecordTools): Promise<PromiseSettledResult<unknown>> => {

@@ -38,7 +38,9 @@ export type Selector<TUnit = any> = string | ((unit: TUnit, context: unknown) =>
  */
 export type UnitOf<TEvent> = 0 extends (1 & TEvent)
   ? any
-  : TEvent extends { Records: ReadonlyArray<infer TRecord> }
+  : TEvent extends { eventSource: 'aws:kafka' | 'SelfManagedKafka', records: Record<string, ReadonlyArray<infer TRecord>> }
+    ? TRecord
+    : TEvent extends { Records: ReadonlyArray<infer TRecord> }
     // SQS, Kinesis and DynamoDB Streams records are units; other Records events (S3, SNS) are whole events.
     ? (TRecord extends { messageId: string, receiptHandle: string } | { kinesis: object } | { eventName?: 'INSERT' | 'MODIFY' | 'REMOVE', dynamodb?: object } ? TRecord : TEvent)
     : TEvent
@@ -88,11 +90,12 @@ export interface IdempotencyOptions<TEvent = any> {
   /** Prefix of every stored key, so that two functions sharing a table never collide. [`AWS_LAMBDA_FUNCTION_NAME`, else `'middy-idempotency'`] */
   namespace?: string
   /**
-   * `'sqs'`, `'kinesis'`, `'dynamodb'` (DynamoDB Streams): per record of that source's batch;
-   * `'event'`: the whole event; `'auto'`: per record when the event's records come from
-   * `aws:sqs`, `aws:kinesis` or `aws:dynamodb`, otherwise the whole event. ['auto']
+   * `'sqs'`, `'kinesis'`, `'dynamodb'` (DynamoDB Streams), `'kafka'` (Amazon MSK and self-managed):
+   * per record of that source's batch; `'event'`: the whole event; `'auto'`: per record when the
+   * event's records come from `aws:sqs`, `aws:kinesis` or `aws:dynamodb`, or the event is
+   * `aws:kafka` or `SelfManagedKafka`, otherwise the whole event. ['auto']
    */
-  mode?: 'auto' | 'sqs' | 'kinesis' | 'dynamodb' | 'event'
+  mode?: 'auto' | 'sqs' | 'kinesis' | 'dynamodb' | 'kafka' | 'event'
   /**
    * Most store requests in flight at once for one batch. The default matches the SDK's
    * default pool of 50 sockets per client: more would only queue inside the SDK. [50]
@@ -322,7 +325,7 @@ export interface PerRecordOptions {
  * ```
  */
 export type PerRecordHandler<TRecord, TResult> =
-  (event: { Records: TRecord[] }, context: Context, options?: { signal?: AbortSignal }) => Promise<Array<PromiseSettledResult<TResult>>>
+  (event: { Records: TRecord[] } | { records: Record<string, TRecord[]> }, context: Context, options?: { signal?: AbortSignal }) => Promise<Array<PromiseSettledResult<TResult>>>
 
 /**
  * Whole-event mode: what the middleware puts on `context.idempotency` for the handler.

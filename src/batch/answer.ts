@@ -3,6 +3,7 @@ import { fulfilled, rejected } from '../lifecycle/outcome.js'
 import { kindOfRefusal, reportOutcome } from '../lifecycle/report.js'
 import type { OutcomeKind } from '../types.js'
 import { resultOf } from './settle-record.js'
+import { reportOf, type BatchSource } from '../sources/source.js'
 import type { BatchState, RecordState } from './state.js'
 
 /** How the handler answered: its `Promise.allSettled` array, or Lambda's own `{ batchItemFailures }`. */
@@ -14,7 +15,7 @@ export type AnswerForm = 'array' | 'native'
  * `Promise.allSettled`) is awaited and settles its record as `Promise.allSettled` would have:
  * what the handler meant, and never a record acknowledged before its work has ended.
  */
-export const readAnswer = async (response: unknown, run: readonly RecordState[]): Promise<{ form: AnswerForm, results: Array<PromiseSettledResult<unknown>> }> => {
+export const readAnswer = async (response: unknown, run: readonly RecordState[], source: BatchSource): Promise<{ form: AnswerForm, results: Array<PromiseSettledResult<unknown>> }> => {
   if (Array.isArray(response)) {
     if (response.length !== run.length) {
       throw new IdempotencyConfigError(`idempotency: the handler returned ${response.length} results for the ${run.length} records it was given; ` +
@@ -24,10 +25,10 @@ export const readAnswer = async (response: unknown, run: readonly RecordState[])
   }
   const failures = (response as { batchItemFailures?: unknown } | null | undefined)?.batchItemFailures
   if (Array.isArray(failures)) {
-    const failed = new Set(failures.map((f) => (f as { itemIdentifier?: unknown } | null)?.itemIdentifier))
+    const failed = new Set(failures.map((f) => identityOf((f as { itemIdentifier?: unknown } | null)?.itemIdentifier)))
     return {
       form: 'native',
-      results: run.map((s) => failed.has(s.id) ? rejected(new Error(`${s.id} was reported in batchItemFailures by the handler`)) : fulfilled(undefined))
+      results: run.map((s) => failed.has(identityOf(reportOf(source, s.record))) ? rejected(new Error(`${s.id} was reported in batchItemFailures by the handler`)) : fulfilled(undefined))
     }
   }
   // No per-record answer (undefined, or anything else): Lambda reads that as "all succeeded".
@@ -62,8 +63,8 @@ const asSettled = async (entry: unknown): Promise<PromiseSettledResult<unknown>>
  */
 export const answerBatch = (batch: BatchState, form: AnswerForm): unknown => {
   const results = batch.records.map(resultOf)
-  if (form === 'array' && batch.source.answer === 'settled') return readableByLambda(results, batch.records.map((s) => s.id))
-  const response = { batchItemFailures: batch.records.filter((_, i) => results[i]?.status === 'rejected').map((s) => ({ itemIdentifier: s.id })) }
+  if (form === 'array' && batch.source.answer === 'settled') return readableByLambda(results, batch.records.map((s) => reportOf(batch.source, s.record)))
+  const response = { batchItemFailures: batch.records.filter((_, i) => results[i]?.status === 'rejected').map((s) => ({ itemIdentifier: reportOf(batch.source, s.record) })) }
   results.forEach((result, i) => { Object.defineProperty(response, i, { value: result, enumerable: false }) })
   return response
 }
@@ -76,12 +77,18 @@ export const answerBatch = (batch: BatchState, form: AnswerForm): unknown => {
  * still can. Without it, an array is read as "all succeeded" and every failure would be lost:
  * https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html
  */
-export const readableByLambda = <T extends Array<PromiseSettledResult<unknown>>>(results: T, ids: ReadonlyArray<string | undefined>): T => {
+export const readableByLambda = <T extends Array<PromiseSettledResult<unknown>>>(results: T, ids: readonly unknown[]): T => {
   Object.defineProperty(results, 'toJSON', {
     value: () => ({ batchItemFailures: results.flatMap((r, i) => r.status === 'rejected' && ids[i] !== undefined ? [{ itemIdentifier: ids[i] }] : []) }),
     enumerable: false
   })
   return results
+}
+
+/** An itemIdentifier compared by value: a string as it is, Kafka's `{ partition, offset }` as `partition@offset`. */
+const identityOf = (identifier: unknown): unknown => {
+  const kafka = identifier as { partition?: unknown, offset?: unknown } | null
+  return typeof kafka === 'object' && kafka !== null ? `${String(kafka.partition)}@${String(kafka.offset)}` : identifier
 }
 
 /** Tells `onOutcome` what became of every record of the batch, once it is known. */

@@ -6,7 +6,7 @@ import { rejected } from '../lifecycle/outcome.js'
 import type { Selection } from '../lifecycle/prepare.js'
 import { keepFailed, type Hold } from '../lifecycle/settle.js'
 import { originalError, timedOut, watchErrors } from '../lifecycle/timeout.js'
-import { recordsOf, type BatchSource } from '../sources/source.js'
+import { fieldOf, listOf, shapeOf, type BatchSource } from '../sources/source.js'
 import type { Adapter, MiddyRequest } from '../adapters/adapter.js'
 import { answerBatch, readAnswer, reportBatch } from './answer.js'
 import { claimBatch, prepareRecords } from './claim-batch.js'
@@ -26,9 +26,10 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
   const { concurrency } = options
 
   const before = async (request: MiddyRequest): Promise<unknown> => {
-    const event = request.event as { Records: unknown[] }
-    if (recordsOf(event) === undefined) {
-      const error = new IdempotencyConfigError(`idempotency: mode '${source.mode}' expects ${source.eventName} (a Records array of ${source.eventSource} records)`)
+    const event = request.event as object
+    const delivered = listOf(source, event)
+    if (delivered === undefined) {
+      const error = new IdempotencyConfigError(`idempotency: mode '${source.mode}' expects ${source.eventName} (${source.layout === undefined ? `a Records array of ${source.eventSource} records` : `its ${fieldOf(source)}`})`)
       // Logged as well as thrown: @middy/sqs-partial-batch-failure's onError turns an event
       // without Records into an empty batchItemFailures, which would hide it.
       config.logger.error({ message: error.message, error })
@@ -36,7 +37,7 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
     }
     watchErrors(request)
     const lease = leaseFor(request.context, config.now)
-    const records = prepareRecords(source, selection, event.Records, request.context)
+    const records = prepareRecords(source, selection, delivered, request.context, event)
     const batch: BatchState = { source, config, concurrency, timeoutMarginMs: options.timeoutMarginMs, event, records, run: [], lease, context: request.context, scheduled: false, closed: false, timedOut: false, answered: false, recordsRead: false }
     // Registered before claiming, so that onError can release whatever was claimed should anything below throw.
     batches.set(request, batch)
@@ -89,7 +90,7 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
     }
     let read: Awaited<ReturnType<typeof readAnswer>>
     try {
-      read = await readAnswer(request.response, batch.run)
+      read = await readAnswer(request.response, batch.run, source)
     } catch (error) {
       // The handler ran but its answer cannot be read: some records may have taken effect.
       // Keep them FAILED rather than release them to run again; the error goes on to onError.
@@ -197,12 +198,12 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
  * The event the handler is given: only the records it must run, under a `Records` that notes
  * being read, so that a failure before anything read them is known not to have run them.
  */
-const handOver = (event: { Records: unknown[] }, batch: BatchState): object => {
-  let records = batch.run.map((s) => s.record)
+const handOver = (event: object, batch: BatchState): object => {
+  let records = shapeOf(batch.source, batch.run.map((s) => s.record))
   const handed = { ...event }
-  Object.defineProperty(handed, 'Records', {
+  Object.defineProperty(handed, fieldOf(batch.source), {
     get: () => { batch.recordsRead = true; return records },
-    set: (value: unknown[]) => { batch.recordsRead = true; records = value },
+    set: (value: unknown) => { batch.recordsRead = true; records = value },
     enumerable: true,
     configurable: true
   })

@@ -13,8 +13,13 @@ import type { RecordState } from './state.js'
 const READ_SLICE = 100
 
 /** Identity, ordering group, key and payload hash of every record, taken before the handler can mutate them. */
-export const prepareRecords = (source: BatchSource, selection: Selection, records: readonly unknown[], context: unknown): RecordState[] => {
+export const prepareRecords = (source: BatchSource, selection: Selection, records: readonly unknown[], context: unknown, event?: unknown): RecordState[] => {
   const groupOf = source.orderingGroups(records)
+  // The default key of a source whose records do not say everything of their place (a Kafka
+  // record names its topic, partition and offset, not its cluster) takes the rest from the event.
+  const scope = selection.defaultKey === true ? source.keyScope?.(event) : undefined
+  const { key } = selection
+  if (scope !== undefined) selection = { ...selection, key: (unit, ctx) => ({ scope, at: key(unit, ctx) }) }
   return records.map((record) => {
     const id = record === null || typeof record !== 'object' ? undefined : source.itemIdentifier(record)
     if (id === undefined) {

@@ -37,7 +37,7 @@ export interface BatchState {
   /** How close to the deadline a failure counts as a timeout (the `timeoutMarginMs` option). */
   timeoutMarginMs: number
   /** The event as Lambda delivered it, restored for outer middlewares. */
-  event: { Records: unknown[] }
+  event: object
   records: RecordState[]
   /** The claimed records, in the order the handler was given them. */
   run: RecordState[]

@@ -10,6 +10,8 @@ export interface Selection {
   /** How the key is taken, for errors: `key path "body.orderId"`, `the key function`. */
   keyName: string
   payload?: Select
+  /** The key is the source's default (not the `key` option): a source may scope it by its event. */
+  defaultKey?: boolean
 }
 
 /**

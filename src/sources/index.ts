@@ -1,6 +1,7 @@
 import type { BatchSource } from './source.js'
 import { recordsOf } from './source.js'
 import { dynamodbStreams } from './dynamodb-streams.js'
+import { kafka } from './kafka.js'
 import { kinesis } from './kinesis.js'
 import { sqs } from './sqs.js'
 
@@ -8,11 +9,14 @@ import { sqs } from './sqs.js'
 export const sources: Record<string, BatchSource> = {
   [sqs.eventSource]: sqs,
   [kinesis.eventSource]: kinesis,
-  [dynamodbStreams.eventSource]: dynamodbStreams
+  [dynamodbStreams.eventSource]: dynamodbStreams,
+  [kafka.eventSource]: kafka
 }
 
 /** The source of a batch event in `mode: 'auto'`: an empty `Records` is an SQS batch with nothing to do. */
 export const sourceOf = (event: unknown): BatchSource | undefined => {
+  const byEvent = Object.values(sources).find((source) => source.recognise?.(event) === true)
+  if (byEvent !== undefined) return byEvent
   const records = recordsOf(event)
   if (records === undefined) return undefined
   if (records.length === 0) return sqs

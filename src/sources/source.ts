@@ -39,6 +39,18 @@ export interface BatchSource<TRecord = any> {
   /** Paths of a record whose text is base64-encoded JSON: a key or payload path into them reads the decoded JSON. */
   encoded?: readonly string[]
   /**
+   * Where an event keeps its records, when not in a `Records` array (Kafka: `records`, a map of
+   * `"<topic>-<partition>"` to arrays): how to list them in delivery order, and how to put a
+   * subset of them back in that shape. [`Records`]
+   */
+  layout?: { field: string, list: (event: unknown) => unknown[] | undefined, shape: (records: readonly TRecord[]) => unknown }
+  /** Whether `event` is one of this source's, judged on the event itself (Kafka records carry no `eventSource`). */
+  recognise?: (event: unknown) => boolean
+  /** What Lambda's `batchItemFailures` names the record by, when not its `itemIdentifier` text (Kafka: `{ partition, offset }`). */
+  reportAs?: (record: TRecord) => unknown
+  /** A part of the default key that the event holds, not the record (a Kafka record's cluster). */
+  keyScope?: (event: unknown) => string | undefined
+  /**
    * `settled`: the handler's `Promise.allSettled` array is answered as such, for a partial
    * batch middleware after us (SQS: `@middy/sqs-partial-batch-failure`). `native`: the
    * middleware answers Lambda's own `{ batchItemFailures }` itself.
@@ -48,8 +60,18 @@ export interface BatchSource<TRecord = any> {
   identityName: string
 }
 
-/** True when `event.Records` holds at least one record of `source` (an empty `Records` counts for the first source asked). */
+/** The event's `Records` array, or undefined when it has none. */
 export const recordsOf = (event: unknown): unknown[] | undefined => {
   const records = (event as { Records?: unknown } | null | undefined)?.Records
   return Array.isArray(records) ? records : undefined
 }
+
+/** The records of `event` as `source` lays them out, in delivery order; undefined when it holds none. */
+export const listOf = (source: BatchSource, event: unknown): unknown[] | undefined => source.layout?.list(event) ?? (source.layout === undefined ? recordsOf(event) : undefined)
+
+/** The field of the event that holds the records, and the value it holds for `records`. */
+export const fieldOf = (source: BatchSource): string => source.layout?.field ?? 'Records'
+export const shapeOf = (source: BatchSource, records: readonly unknown[]): unknown => source.layout === undefined ? [...records] : source.layout.shape(records)
+
+/** What `batchItemFailures` names `record` by. */
+export const reportOf = (source: BatchSource, record: unknown): unknown => source.reportAs === undefined ? source.itemIdentifier(record) : source.reportAs(record)
