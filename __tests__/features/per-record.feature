@@ -30,3 +30,12 @@ Feature: Each record settles when its own work ends
     When Lambda retries the shard from "a2"
     Then the response reports nothing as failed
     And "a2, a3" ran on the retry and "b2" was replayed
+
+  Scenario: A Kafka consumer keeps each topic-partition in order and reports offsets
+    Given a Kafka consumer written with perRecord
+    And payment "p2" fails once
+    When payments "p1:0, q1:1, p2:0, q2:1, p3:0" arrive from the cluster
+    Then Lambda is told partition "payments-0" failed from offset 1
+    When Lambda resumes partition "payments-0" from offset 1
+    Then the response reports nothing as failed
+    And "p2, p3" ran on the retry and "p1" was not

@@ -2,12 +2,13 @@ import { expect } from '@jest/globals'
 import { CreateTableCommand, GetItemCommand } from '@aws-sdk/client-dynamodb'
 import middy from '@middy/core'
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure'
-import type { KinesisStreamEvent, KinesisStreamRecord, SQSEvent, SQSRecord } from 'aws-lambda'
+import type { KinesisStreamEvent, KinesisStreamRecord, MSKEvent, MSKRecord, SQSEvent, SQSRecord } from 'aws-lambda'
 import { defineFeature, loadFeature } from 'jest-cucumber'
 import { idempotency, IdempotencyTransactError, perRecord, storedKeyOf, type RecordTools } from './support.js'
 import { deferred } from '../support/deferred.js'
 import { freshTable } from '../support/dynamodb.js'
 import { failedIds, lambdaContext, redelivered, sqsEvent, sqsRecord } from '../support/sqs.js'
+import { kafkaRecord, mskEvent } from '../support/kafka.js'
 import { kinesisEvent, kinesisRecord, retriedFrom } from '../support/streams.js'
 
 const feature = loadFeature('__tests__/features/per-record.feature')
@@ -159,4 +160,47 @@ defineFeature(feature, (scenario) => {
       expect(ran).not.toContain(replayed)
     })
   })
+
+  scenario('A Kafka consumer keeps each topic-partition in order and reports offsets', ({ given, and, when, then }) => {
+    const failing = new Set<string>()
+    let records: MSKRecord[]
+    const ran: string[] = []
+    given('a Kafka consumer written with perRecord', async () => {
+      await setUp()
+      handler = middy<MSKEvent>()
+        .use(idempotency({ store: table.store, namespace, key: 'value.id', logger: false }))
+        .handler(perRecord(async (record: MSKRecord) => {
+          const { id } = JSON.parse(Buffer.from(record.value, 'base64').toString()) as { id: string }
+          ran.push(id)
+          if (failing.delete(id)) throw new Error(`${id} failed`)
+        })) as unknown as (event: unknown, context: unknown) => Promise<unknown>
+    })
+    and(/^payment "(.*)" fails once$/, (id: string) => { failing.add(id) })
+    when(/^payments "(.*)" arrive from the cluster$/, async (text: string) => {
+      const offsets = new Map<number, number>()
+      records = list(text).map((entry) => {
+        const [id, partition] = entry.split(':')
+        const p = Number(partition)
+        const offset = offsets.get(p) ?? 0
+        offsets.set(p, offset + 1)
+        return kafkaRecord('payments', p, offset, { id })
+      })
+      response = await handler(mskEvent(records), lambdaContext())
+    })
+    then(/^Lambda is told partition "(.*)" failed from offset (\d+)$/, (partition: string, offset: string) => {
+      const failures = (JSON.parse(JSON.stringify(response)) as { batchItemFailures: Array<{ itemIdentifier: { partition: string, offset: number } }> }).batchItemFailures
+      expect(failures.every((f) => f.itemIdentifier.partition === partition)).toBe(true)
+      expect(Math.min(...failures.map((f) => f.itemIdentifier.offset))).toBe(Number(offset))
+    })
+    when(/^Lambda resumes partition "(.*)" from offset (\d+)$/, async (partition: string, offset: string) => {
+      ran.length = 0
+      response = await handler(mskEvent(records.filter((r) => `${r.topic}-${r.partition}` !== partition || r.offset >= Number(offset))), lambdaContext())
+    })
+    then('the response reports nothing as failed', () => { expect(JSON.parse(JSON.stringify(response))).toEqual({ batchItemFailures: [] }) })
+    and(/^"(.*)" ran on the retry and "(.*)" was not$/, (text: string, replayed: string) => {
+      expect(ran).toEqual(list(text))
+      expect(ran).not.toContain(replayed)
+    })
+  })
 })
+
