@@ -4,7 +4,8 @@
  * acknowledgements, producer retries, failures and redeliveries, overlapping invocations.
  * Every record's fate is read from outside: the card gateway's calls, the
  * `batchItemFailures`, the table. Then (demo/*-story.ts) a timeout in the middle of a batch,
- * an order and its stock reservation committed with `transact`, and a Kinesis retry.
+ * an order and its stock reservation committed with `transact`, a Kinesis retry, and the
+ * consumer on RedisStore when a Redis is at hand.
  */
 import './demo/lambda-environment.js'
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
@@ -20,6 +21,7 @@ import { scanItems, type Item } from './demo/table-items.js'
 import { timeoutStory } from './demo/timeout-story.js'
 import { orderStory } from './demo/order-story.js'
 import { streamStory } from './demo/stream-story.js'
+import { redisStory } from './demo/redis-story.js'
 import type { StoryResult } from './demo/story.js'
 
 const TABLE = 'IdempotencyStore'
@@ -130,6 +132,7 @@ const main = async (): Promise<number> => {
     more.push(await timeoutStory(store, items))
     more.push(await orderStory(() => new DynamoDBClient(localClientConfig(local.endpoint)), TABLE))
     more.push(await streamStory(store))
+    more.push(await redisStory())
     for (const result of more) demo.problems.push(...result.problems)
     await showTable(demo)
     summarise(demo)

@@ -110,9 +110,9 @@ export const createHandler = ({ store, charge, logFailedRecord, logger, namespac
  * own (a hash: no payment data in a header): if our record is lost (it expired, or the table
  * was restored), the gateway still refuses a second charge. The signal aborts the wait when
  * Middy times out; the payment is then released and charged again on the redelivery, under
- * the same key, which the gateway answers with the first charge.
+ * the same key, which the gateway answers with the first charge. (redis-consumer.ts uses it too.)
  */
-const chargeWithGateway = async (payment: Payment, { signal, idempotencyKey }: ChargeOptions): Promise<Receipt> => {
+export const chargeWithGateway = async (payment: Payment, { signal, idempotencyKey }: ChargeOptions): Promise<Receipt> => {
   const response = await fetch(`${process.env.CARD_GATEWAY_URL ?? 'https://gateway.invalid'}/charges`, {
     method: 'POST',
     signal,
