@@ -74,5 +74,6 @@ describe('RedisStore faults', () => {
     expect(() => new RedisStore({ client, keyPrefix: 1 as never })).toThrow('RedisStore: keyPrefix must be a string')
     expect(() => new RedisStore({ client, maxResponseBytes: 0 })).toThrow('RedisStore: maxResponseBytes must be a positive integer')
     expect(() => new RedisStore({ client: { get: async () => null } as never })).toThrow(/client is of no family RedisStore knows/)
+    expect(() => new RedisStore({ client, keyprefix: 'idem:' } as never)).toThrow("RedisStore: unknown option 'keyprefix' (did you mean 'keyPrefix'?)")
   })
 })

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { IdempotencyConfigError, IdempotencyStoreError, type StoredError, type StoreOperation } from '../../errors.js'
+import { refuseUnknownOptions } from '../../unknown-options.js'
 import type { ClaimRecord, IdempotencyRecord, IdempotencyStore, StoreLimits } from '../store.js'
 import { connect, type RedisClientLike } from './connect.js'
 import { isNoScript, type RedisConnection } from './connection.js'
@@ -35,6 +36,11 @@ export interface RedisStoreOptions {
 }
 
 const defaults = { keyPrefix: '', maxResponseBytes: 1024 * 1024 }
+
+const OPTION_NAMES = ['client', 'keyPrefix', 'maxResponseBytes'] as const satisfies ReadonlyArray<keyof RedisStoreOptions>
+// Compiles only while every option is listed: a new option cannot be refused as unknown.
+const everyOptionListed: Exclude<keyof RedisStoreOptions, (typeof OPTION_NAMES)[number]> extends never ? true : never = true
+void everyOptionListed
 
 // Keys one `read` takes: each is its own HMGET (a cluster has no cross-slot read), all pipelined.
 const MAX_READ_KEYS = 1000
@@ -79,6 +85,7 @@ export class RedisStore implements IdempotencyStore {
 
   constructor (options: RedisStoreOptions) {
     if (options === null || typeof options !== 'object') throw new IdempotencyConfigError('RedisStore: options are required ({ client })')
+    refuseUnknownOptions('RedisStore', options, OPTION_NAMES)
     const { keyPrefix = defaults.keyPrefix, maxResponseBytes = defaults.maxResponseBytes } = options
     if (typeof keyPrefix !== 'string') throw new IdempotencyConfigError('RedisStore: keyPrefix must be a string')
     if (!Number.isSafeInteger(maxResponseBytes) || maxResponseBytes <= 0) throw new IdempotencyConfigError('RedisStore: maxResponseBytes must be a positive integer')
