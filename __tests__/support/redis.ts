@@ -20,11 +20,6 @@ export const clusterNodes = (): Array<{ host: string, port: number }> => {
   })
 }
 
-const standalone = (): { host: string, port: number } => {
-  const url = new URL(redisUrl())
-  return { host: url.hostname, port: Number(url.port || 6379) }
-}
-
 let prefixes = 0
 /** A key prefix no other test uses, so tests share one server without meeting. */
 export const uniquePrefix = (what: string): string => `${what}-${process.pid}-${++prefixes}-${Math.random().toString(36).slice(2, 8)}:`
@@ -33,18 +28,23 @@ export const uniquePrefix = (what: string): string => `${what}-${process.pid}-${
 Logger.setLoggerConfig('off')
 
 /**
- * Each client family RedisStore is tested with, connected to the test server (`single`) or to
- * the test cluster (`cluster`); `close` ends every client opened.
+ * Each client family RedisStore is tested with, connected to the test server (`single`; or the
+ * one at `url`) or to the test cluster (`cluster`); `close` ends every client opened.
  */
-export const redisClients = () => {
+export const redisClients = (options: { url?: string } = {}) => {
+  const url = (): string => options.url ?? redisUrl()
+  const standalone = (): { host: string, port: number } => {
+    const parsed = new URL(url())
+    return { host: parsed.hostname, port: Number(parsed.port || 6379) }
+  }
   const opened: Array<() => unknown> = []
   const keep = <T>(client: T, close: (client: T) => unknown): T => { opened.push(() => close(client)); return client }
   return {
-    nodeRedis: async () => keep(await createClient({ url: redisUrl() }).connect(), async (c) => await c.quit()),
-    nodeRedisResp3: async () => keep(await createClient({ url: redisUrl(), RESP: 3 }).connect(), async (c) => await c.quit()),
+    nodeRedis: async () => keep(await createClient({ url: url() }).connect(), async (c) => await c.quit()),
+    nodeRedisResp3: async () => keep(await createClient({ url: url(), RESP: 3 }).connect(), async (c) => await c.quit()),
     nodeRedisCluster: async () => keep(await createCluster({ rootNodes: clusterNodes().map(({ host, port }) => ({ url: `redis://${host}:${port}` })) }).connect(), async (c) => await c.quit()),
     ioredis: async () => {
-      const client = keep(new Redis(redisUrl(), { lazyConnect: true, maxRetriesPerRequest: 1 }), async (c) => await c.quit())
+      const client = keep(new Redis(url(), { lazyConnect: true, maxRetriesPerRequest: 1 }), async (c) => await c.quit())
       await client.connect()
       return client
     },

@@ -1,7 +1,8 @@
-import { afterAll, describe, expect, jest, test } from '@jest/globals'
+import { afterAll, beforeAll, describe, expect, jest, test } from '@jest/globals'
 import fc from 'fast-check'
 import type { Cluster } from 'ioredis'
 import type { ClaimRecord } from '../../../src/index.js'
+import { startRedisServer, type RedisServer } from '../../../scripts/redis-server.mjs'
 import { RedisStore } from '../../../src/redis.js'
 import { keySlot } from '../../../src/stores/redis/key-slot.js'
 import { clusterFamilies, redisAdmin, redisClients, singleNodeFamilies, uniquePrefix, type Family } from '../../support/redis.js'
@@ -18,6 +19,13 @@ const cases = topologies.flatMap(([topology, families]) => families.map((family)
 const claimOf = (key: string, token: string, nowMs: number, expiryS = 3600): ClaimRecord =>
   ({ key, status: 'IN_PROGRESS', expiry: Math.floor(nowMs / 1000) + expiryS, inProgressExpiry: nowMs + 30_000, leaseToken: token, payloadHash: 'hash' })
 
+// SCRIPT FLUSH on the shared server would make other files' scripts be sent again while they
+// count round trips: single-node, these tests flush a server of their own.
+let own: RedisServer
+let flushing: ReturnType<typeof redisClients>
+beforeAll(async () => { own = await startRedisServer(); flushing = redisClients({ url: own.url }) })
+afterAll(async () => { await flushing.close(); await own.stop() })
+
 describe.each(cases)('RedisStore with %s (%s)', (family, topology) => {
   const admin = redisAdmin(clients, topology)
   const storeOf = async (what: string) => {
@@ -26,7 +34,8 @@ describe.each(cases)('RedisStore with %s (%s)', (family, topology) => {
   }
 
   test('after SCRIPT FLUSH on every node (a restart, a failover), the scripts are sent again: claim, refusal, complete and release work', async () => {
-    const { store } = await storeOf('noscript')
+    const admin = topology === 'single' ? redisAdmin(flushing, 'single') : redisAdmin(clients, 'cluster')
+    const store = new RedisStore({ client: await (topology === 'single' ? flushing : clients)[family](), keyPrefix: uniquePrefix('noscript') })
     const now = Date.now()
     expect(await store.claim(claimOf('k1', 'a', now), now)).toBeUndefined()
     await admin.flushScripts()
