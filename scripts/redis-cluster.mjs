@@ -16,10 +16,21 @@ import { startRedisServer } from './redis-server.mjs'
 
 const run = promisify(execFile)
 
+/** redis-cli (Debian's redis-tools, installed with redis-server), or valkey-cli beside a valkey-server. */
+const cli = async () => {
+  for (const name of ['redis-cli', 'valkey-cli']) {
+    try {
+      await run(name, ['--version'])
+      return name
+    } catch {}
+  }
+  throw new Error('redis-cli not found: the Redis Cluster tests form their cluster with it. It comes with redis-server (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis), or set REDIS_CLUSTER_NODES=host:port,… to use a cluster you run.')
+}
+
 /** `CLUSTER INFO` of one node, as redis-cli prints it (empty when the node does not answer). */
-const clusterInfo = async (port) => {
+const clusterInfo = async (binary, port) => {
   try {
-    return (await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), 'CLUSTER', 'INFO'])).stdout
+    return (await run(binary, ['-h', '127.0.0.1', '-p', String(port), 'CLUSTER', 'INFO'])).stdout
   } catch {
     return ''
   }
@@ -43,15 +54,16 @@ export const startRedisCluster = async (size = 3) => {
       ]))
     }
     const nodes = servers.map((server) => `127.0.0.1:${server.port}`)
+    const binary = await cli()
     try {
-      await run('redis-cli', ['--cluster', 'create', ...nodes, '--cluster-replicas', '0', '--cluster-yes'])
+      await run(binary, ['--cluster', 'create', ...nodes, '--cluster-replicas', '0', '--cluster-yes'])
     } catch (error) {
-      throw new Error(`redis-cli --cluster create failed (redis-cli comes with redis-server: Debian's redis-tools): ${error.stderr || error.stdout || error.message}`)
+      throw new Error(`${binary} --cluster create failed: ${error.stderr || error.stdout || error.message}`)
     }
     // Ready when every node has seen the others and serves all 16384 slots.
     const deadline = Date.now() + 20_000
     for (;;) {
-      const infos = await Promise.all(servers.map(async (server) => await clusterInfo(server.port)))
+      const infos = await Promise.all(servers.map(async (server) => await clusterInfo(binary, server.port)))
       if (infos.every((info) => info.includes('cluster_state:ok') && info.includes('cluster_slots_ok:16384') && info.includes(`cluster_known_nodes:${size}`))) break
       if (Date.now() > deadline) throw new Error(`the Redis Cluster on ${nodes.join(', ')} did not reach cluster_state:ok: ${infos.join(' | ')}`)
       await new Promise((resolve) => setTimeout(resolve, 50))
