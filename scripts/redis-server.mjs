@@ -55,6 +55,9 @@ export const startRedisServer = async (extraArgs = []) => {
   server.once('exit', (code) => { failure ??= new Error(`${binary} exited with code ${code}: ${stderr}`) })
   const kill = () => { server.kill('SIGKILL') }
   process.once('exit', kill)
+  // Should this process be killed outright (no 'exit' event), a watchdog shell kills the server within a second: no orphan keeps its port.
+  const watchdog = spawn('sh', ['-c', `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; kill -9 ${server.pid} 2>/dev/null`], { detached: true, stdio: 'ignore' })
+  watchdog.unref()
   const deadline = Date.now() + 20_000
   while (!await answers(port)) {
     if (failure !== undefined) throw failure
@@ -71,6 +74,7 @@ export const startRedisServer = async (extraArgs = []) => {
         kill()
         await exited
       }
+      try { process.kill(watchdog.pid, 'SIGKILL') } catch {}
     }
   }
 }

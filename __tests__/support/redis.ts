@@ -1,5 +1,7 @@
-import { Redis } from 'ioredis'
-import { createClient } from 'redis'
+import { GlideClient, GlideClusterClient, Logger } from '@valkey/valkey-glide'
+import { Cluster, Redis } from 'ioredis'
+import { createClient, createCluster } from 'redis'
+import type { RedisClientLike } from '../../src/redis.js'
 
 /** The Redis the global setup started (or the user's, through REDIS_URL). */
 export const redisUrl = (): string => {
@@ -8,25 +10,86 @@ export const redisUrl = (): string => {
   return url
 }
 
+/** The nodes of the Redis Cluster the global setup started (or the user's, through REDIS_CLUSTER_NODES=host:port,…). */
+export const clusterNodes = (): Array<{ host: string, port: number }> => {
+  const nodes = process.env.REDIS_CLUSTER_NODES
+  if (nodes === undefined || nodes === '') throw new Error('REDIS_CLUSTER_NODES is not set: integration tests need the global setup that starts a Redis Cluster')
+  return nodes.split(',').map((node) => {
+    const at = node.lastIndexOf(':')
+    return { host: node.slice(0, at), port: Number(node.slice(at + 1)) }
+  })
+}
+
 let prefixes = 0
 /** A key prefix no other test uses, so tests share one server without meeting. */
 export const uniquePrefix = (what: string): string => `${what}-${process.pid}-${++prefixes}-${Math.random().toString(36).slice(2, 8)}:`
 
-/** The client families RedisStore is tested with, each connected to the test server; `close` ends them all. */
-export const redisClients = () => {
-  const opened: Array<() => Promise<unknown>> = []
+// GLIDE logs every error reply it meets (a NOSCRIPT the store recovers from, too) on stdout.
+Logger.setLoggerConfig('off')
+
+/**
+ * Each client family RedisStore is tested with, connected to the test server (`single`; or the
+ * one at `url`) or to the test cluster (`cluster`); `close` ends every client opened.
+ */
+export const redisClients = (options: { url?: string } = {}) => {
+  const url = (): string => options.url ?? redisUrl()
+  const standalone = (): { host: string, port: number } => {
+    const parsed = new URL(url())
+    return { host: parsed.hostname, port: Number(parsed.port || 6379) }
+  }
+  const opened: Array<() => unknown> = []
+  const keep = <T>(client: T, close: (client: T) => unknown): T => { opened.push(() => close(client)); return client }
   return {
-    nodeRedis: async () => {
-      const client = await createClient({ url: redisUrl() }).connect()
-      opened.push(async () => await client.quit())
-      return client
-    },
+    nodeRedis: async () => keep(await createClient({ url: url() }).connect(), async (c) => await c.quit()),
+    nodeRedisResp3: async () => keep(await createClient({ url: url(), RESP: 3 }).connect(), async (c) => await c.quit()),
+    nodeRedisCluster: async () => keep(await createCluster({ rootNodes: clusterNodes().map(({ host, port }) => ({ url: `redis://${host}:${port}` })) }).connect(), async (c) => await c.quit()),
     ioredis: async () => {
-      const client = new Redis(redisUrl(), { lazyConnect: true, maxRetriesPerRequest: 1 })
+      const client = keep(new Redis(url(), { lazyConnect: true, maxRetriesPerRequest: 1 }), async (c) => await c.quit())
       await client.connect()
-      opened.push(async () => await client.quit())
       return client
     },
+    ioredisCluster: async () => {
+      const client = keep(new Cluster(clusterNodes(), { lazyConnect: true }), async (c) => await c.quit())
+      await client.connect()
+      return client
+    },
+    glide: async () => keep(await GlideClient.createClient({ addresses: [standalone()], requestTimeout: 5000 }), (c) => { c.close() }),
+    glideCluster: async () => keep(await GlideClusterClient.createClient({ addresses: clusterNodes(), requestTimeout: 5000 }), (c) => { c.close() }),
     close: async () => { await Promise.all(opened.splice(0).map(async (close) => await close())) }
   }
+}
+
+/** The families, by name, as the tests run them: one store test per family and topology. */
+export type Family = Exclude<keyof ReturnType<typeof redisClients>, 'close'>
+export const singleNodeFamilies: Family[] = ['nodeRedis', 'nodeRedisResp3', 'ioredis', 'glide']
+export const clusterFamilies: Family[] = ['nodeRedisCluster', 'ioredisCluster', 'glideCluster']
+
+/**
+ * What the tests ask of a server besides the store: the expiry time of a key and SCRIPT FLUSH
+ * on every node, on the single server or the cluster (node-redis, whichever family is tested).
+ */
+export const redisAdmin = (clients: ReturnType<typeof redisClients>, topology: 'single' | 'cluster') => {
+  const single = topology === 'single' ? clients.nodeRedis() : undefined
+  const cluster = topology === 'cluster' ? clients.nodeRedisCluster() : undefined
+  return {
+    /** Epoch ms at which `key` expires (PEXPIRETIME, Redis 7): -1 without an expiry, -2 without the key. */
+    expireTime: async (key: string): Promise<number> => single !== undefined ? await (await single).pExpireTime(key) : await (await cluster!).pExpireTime(key),
+    /** Forgets every cached script, as a restart or a failover does. */
+    flushScripts: async (): Promise<void> => {
+      if (single !== undefined) { await (await single).scriptFlush(); return }
+      const c = await cluster!
+      await Promise.all(c.masters.map(async (master) => await (await c.nodeClient(master)).scriptFlush()))
+    },
+    /** The fields of the hash at `key`. */
+    fields: async (key: string): Promise<Record<string, string>> => single !== undefined ? await (await single).hGetAll(key) : await (await cluster!).hGetAll(key)
+  }
+}
+
+/**
+ * A client of any family that counts what it is asked to send: `sent` gets each command's name
+ * (`EVALSHA`, `HMGET`…), through node-redis's `sendCommand`.
+ */
+export const countingClient = (client: { sendCommand: (args: string[]) => Promise<unknown> }): { client: RedisClientLike, sent: string[] } => {
+  const sent: string[] = []
+  return { sent, client: { sendCommand: async (args: string[]) => { sent.push(args[0] as string); return await client.sendCommand(args) } } }
 }

@@ -1,17 +1,20 @@
 import { afterAll } from '@jest/globals'
 import { RedisStore } from '../../../src/redis.js'
 import { describeStoreContract } from '../../support/contracts/store.js'
-import { redisClients, uniquePrefix } from '../../support/redis.js'
+import { clusterFamilies, redisClients, singleNodeFamilies, uniquePrefix } from '../../support/redis.js'
 
-// The contract on a real redis-server, through each client family users bring.
+// The contract, its reference model included, on a real redis-server and a real three-node
+// Redis Cluster, through each client family users bring. Fewer runs than on MemoryStore: each
+// command is a few round trips, and the suite runs three times in CI.
 const clients = redisClients()
 afterAll(async () => { await clients.close() })
 
-describeStoreContract('RedisStore with node-redis', async () => new RedisStore({ client: await clients.nodeRedis(), keyPrefix: uniquePrefix('contract') }))
-
-describeStoreContract('RedisStore with ioredis', async () => new RedisStore({ client: await clients.ioredis(), keyPrefix: uniquePrefix('contract') }), { modelRuns: 30, burstRuns: 30 })
+for (const family of [...singleNodeFamilies, ...clusterFamilies]) {
+  describeStoreContract(`RedisStore with ${family}`, async () => new RedisStore({ client: await clients[family](), keyPrefix: uniquePrefix('contract') }),
+    { modelRuns: 25, burstRuns: 20 })
+}
 
 describeStoreContract('RedisStore with a plain { sendCommand(args) }', async () => {
   const client = await clients.nodeRedis()
-  return new RedisStore({ client: { sendCommand: async (args: string[]) => await client.sendCommand(args) }, keyPrefix: uniquePrefix('contract') })
-}, { modelRuns: 20, burstRuns: 20 })
+  return new RedisStore({ client: { sendCommand: async (args: string[]) => await client.sendCommand(args) } })
+}, { modelRuns: 15, burstRuns: 10 })

@@ -1,86 +1,108 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
-import type { SQSEvent, SQSRecord } from 'aws-lambda'
-import type { createClient } from 'redis'
-import { idempotency, IdempotencyConfigError, perRecord, type OutcomeReport } from '../../../src/index.js'
+import { afterAll, beforeAll, describe, expect, jest, test } from '@jest/globals'
+import fc from 'fast-check'
+import type { Cluster } from 'ioredis'
+import type { ClaimRecord } from '../../../src/index.js'
+import { startRedisServer, type RedisServer } from '../../../scripts/redis-server.mjs'
 import { RedisStore } from '../../../src/redis.js'
-import { batchMiddyVersions, sqsPartialBatchFailure } from '../../support/middy.js'
-import { redisClients, uniquePrefix } from '../../support/redis.js'
-import { failedIds, lambdaContext, recordingLogger, redelivered, sqsEvent, sqsRecord } from '../../support/sqs.js'
+import { keySlot } from '../../../src/stores/redis/key-slot.js'
+import { clusterFamilies, redisAdmin, redisClients, singleNodeFamilies, uniquePrefix, type Family } from '../../support/redis.js'
 
+// What the store contract (redis-store.contract.test.ts) does not say: how records live on a
+// real Redis — scripts the server forgot, keys that expire, a bulk read across a cluster's
+// slots — through every client family, on one server and on a three-node cluster.
 const clients = redisClients()
-let client: Awaited<ReturnType<typeof createClient>>
-beforeAll(async () => { client = await clients.nodeRedis() as never })
 afterAll(async () => { await clients.close() })
 
-/** A node-redis client that counts the commands RedisStore sends. */
-const counting = () => {
-  const sent: string[] = []
-  return { sent, client: { sendCommand: async (args: string[]) => { sent.push(args[0] as string); return await client.sendCommand(args) } } }
-}
+const topologies: Array<['single' | 'cluster', Family[]]> = [['single', singleNodeFamilies], ['cluster', clusterFamilies]]
+const cases = topologies.flatMap(([topology, families]) => families.map((family) => [family, topology] as const))
 
-describe.each(batchMiddyVersions)('RedisStore under the middleware, %s', (_name, middy) => {
-  const consumer = (store: RedisStore, fn: (record: SQSRecord) => Promise<unknown>, outcomes: OutcomeReport[] = []) => {
-    const handler = middy<SQSEvent>()
-      .use(sqsPartialBatchFailure({ logger: false as never }))
-      .use(idempotency({ store, namespace: 'orders', logger: recordingLogger(), onOutcome: (o) => { outcomes.push(o) } }))
-      .handler(perRecord(fn))
-    return async (records: SQSRecord[]) => await (handler as unknown as (e: SQSEvent, c: unknown) => Promise<unknown>)(sqsEvent(records), lambdaContext())
+const claimOf = (key: string, token: string, nowMs: number, expiryS = 3600): ClaimRecord =>
+  ({ key, status: 'IN_PROGRESS', expiry: Math.floor(nowMs / 1000) + expiryS, inProgressExpiry: nowMs + 30_000, leaseToken: token, payloadHash: 'hash' })
+
+// SCRIPT FLUSH on the shared server would make other files' scripts be sent again while they
+// count round trips: single-node, these tests flush a server of their own.
+let own: RedisServer
+let flushing: ReturnType<typeof redisClients>
+beforeAll(async () => { own = await startRedisServer(); flushing = redisClients({ url: own.url }) })
+afterAll(async () => { await flushing.close(); await own.stop() })
+
+describe.each(cases)('RedisStore with %s (%s)', (family, topology) => {
+  const admin = redisAdmin(clients, topology)
+  const storeOf = async (what: string) => {
+    const keyPrefix = uniquePrefix(what)
+    return { store: new RedisStore({ client: await clients[family](), keyPrefix }), keyPrefix }
   }
 
-  test('an SQS batch runs each record once; a redelivered duplicate costs one round trip and is replayed; a failure is reported alone', async () => {
-    const { sent, client: counted } = counting()
-    const store = new RedisStore({ client: counted, keyPrefix: uniquePrefix('sqs') })
-    let runs = 0
-    const run = consumer(store, async (record) => { runs++; if (JSON.parse(record.body).fail === true) throw new Error('declined'); return 'ok' })
-    const ok = sqsRecord({ n: 1 })
-    const bad = sqsRecord({ n: 2, fail: true })
-    expect(failedIds(await run([ok, bad]))).toEqual([bad.messageId])
-    expect(runs).toBe(2)
-    sent.length = 0
-    expect(failedIds(await run([redelivered(ok)]))).toEqual([])
-    expect(runs).toBe(2)
-    // A redelivery is read first (it is probably a duplicate): one HGETALL, nothing else.
-    expect(sent).toEqual(['HGETALL'])
+  test('after SCRIPT FLUSH on every node (a restart, a failover), the scripts are sent again: claim, refusal, complete and release work', async () => {
+    const admin = topology === 'single' ? redisAdmin(flushing, 'single') : redisAdmin(clients, 'cluster')
+    const store = new RedisStore({ client: await (topology === 'single' ? flushing : clients)[family](), keyPrefix: uniquePrefix('noscript') })
+    const now = Date.now()
+    expect(await store.claim(claimOf('k1', 'a', now), now)).toBeUndefined()
+    await admin.flushScripts()
+    expect(await store.claim(claimOf('k2', 'a', now), now)).toBeUndefined()
+    await admin.flushScripts()
+    expect(await store.claim(claimOf('k2', 'b', now), now)).toMatchObject({ leaseToken: 'a' })
+    await admin.flushScripts()
+    expect(await store.complete('k1', 'a', { expiry: Math.floor(now / 1000) + 60, responseData: '1' })).toBe(true)
+    await admin.flushScripts()
+    expect(await store.release('k2', 'a')).toBe(true)
+    expect([...(await store.read(['k1', 'k2'])).keys()]).toEqual(['k1'])
   })
 
-  test('every key expires just after its record stops protecting', async () => {
-    const prefix = uniquePrefix('ttl')
-    const store = new RedisStore({ client, keyPrefix: prefix })
-    await consumer(store, async () => 'ok')([sqsRecord({ n: 3 })])
-    const [key] = await client.keys(`${prefix}*`)
-    const ttlMs = await client.pTTL(key as string)
-    // expiresAfterSeconds defaults to 3600: the key lives at least that long, and not much longer.
-    expect(ttlMs).toBeGreaterThan(3600 * 1000)
-    expect(ttlMs).toBeLessThanOrEqual(3603 * 1000)
+  test('every key expires just after its record stops protecting: the claim\'s IN_PROGRESS record, then the COMPLETED or FAILED one at its own expiry', async () => {
+    const { store, keyPrefix } = await storeOf('ttl')
+    const now = Date.now()
+    const claimed = claimOf('claimed', 't', now, 600)
+    await store.claim(claimed, now)
+    await store.claim(claimOf('completed', 't', now, 600), now)
+    await store.complete('completed', 't', { expiry: Math.floor(now / 1000) + 3600, responseData: '{}' })
+    await store.claim(claimOf('failed', 't', now, 600), now)
+    await store.fail('failed', 't', { expiry: Math.floor(now / 1000) + 7200, error: { name: 'E', message: 'm' } })
+    const expiries = { claimed: claimed.expiry, completed: Math.floor(now / 1000) + 3600, failed: Math.floor(now / 1000) + 7200 }
+    for (const [key, expiry] of Object.entries(expiries)) {
+      const expiresAtMs = await admin.expireTime(keyPrefix + key)
+      // The record protects through the last millisecond of its expiry second; Redis keeps it past that, and not for long.
+      expect(expiresAtMs).toBeGreaterThan((expiry + 1) * 1000 - 1)
+      expect(expiresAtMs).toBeLessThanOrEqual((expiry + 1) * 1000 + 5000)
+    }
   })
 
-  test('after SCRIPT FLUSH (a restart, a failover), the scripts are sent again and the claim works', async () => {
-    const store = new RedisStore({ client, keyPrefix: uniquePrefix('noscript') })
-    const run = consumer(store, async () => 'ok')
-    await run([sqsRecord({ n: 4 })])
-    await client.scriptFlush()
-    expect(failedIds(await run([sqsRecord({ n: 5 })]))).toEqual([])
-  })
-
-  test('transact fails its record with an IdempotencyConfigError saying why (no transactions), never COMPLETED', async () => {
-    const store = new RedisStore({ client, keyPrefix: uniquePrefix('transact') })
-    const outcomes: OutcomeReport[] = []
-    const handler = middy<SQSEvent>()
-      .use(sqsPartialBatchFailure({ logger: false as never }))
-      .use(idempotency({ store, namespace: 'orders', logger: recordingLogger(), onOutcome: (o) => { outcomes.push(o) } }))
-      .handler(perRecord(async (_record: SQSRecord, { transact }) => { transact({ Put: { TableName: 'Orders', Item: { id: 1 } } }) }))
-    const record = sqsRecord({ n: 6 })
-    expect(failedIds(await (handler as unknown as (e: SQSEvent, c: unknown) => Promise<unknown>)(sqsEvent([record]), lambdaContext()))).toEqual([record.messageId])
-    expect(outcomes[0]?.error).toBeInstanceOf(IdempotencyConfigError)
-    expect((outcomes[0]?.error as Error).message).toMatch(/RedisStore does not/)
+  test('a record is one hash under keyPrefix + key, with no hash tag added', async () => {
+    const { store, keyPrefix } = await storeOf('layout')
+    const now = Date.now()
+    await store.claim(claimOf('orders#abc', 't', now), now)
+    const expiry = Math.floor(now / 1000) + 60
+    await store.fail('orders#abc', 't', { expiry, error: { name: 'CardError', message: 'declined', code: 'card_declined' } })
+    expect(keyPrefix).not.toMatch(/[{}]/)
+    expect(await admin.fields(`${keyPrefix}orders#abc`)).toEqual({
+      s: 'FAILED', e: String(expiry), l: String(now + 30_000), t: 't', p: 'hash', en: 'CardError', em: 'declined', ec: 'card_declined'
+    })
   })
 })
 
-test("effects: 'transact-only' with RedisStore is refused when the middleware is built, saying why", () => {
-  expect(() => idempotency({ store: new RedisStore({ client: { sendCommand: async () => null } }), effects: 'transact-only' }))
-    .toThrow(/effects: 'transact-only' needs a store that commits transactions with the record's completion \(DynamoDBStore\); RedisStore does not/)
+describe.each(clusterFamilies)('a bulk read on the cluster with %s', (family) => {
+  test('keys in slots of all three nodes are read in one call, never one cross-slot command (ioredis: one pipeline per node)', async () => {
+    const client = await clients[family]()
+    const store = new RedisStore({ client, keyPrefix: uniquePrefix('bulk') })
+    const keys = Array.from({ length: 30 }, (_, i) => `orders#${i}`)
+    const now = Date.now()
+    await Promise.all(keys.filter((_, i) => i % 3 !== 0).map(async (key) => await store.claim(claimOf(key, `t-${key}`, now), now)))
+    const cluster = await clients.nodeRedisCluster()
+    const owners = new Set(keys.map((key) => cluster.getSlotMaster(keySlot(key)).id))
+    expect(owners.size).toBe(3)
+    const pipelines = family === 'ioredisCluster' ? jest.spyOn(client as Cluster, 'pipeline') : undefined
+    const found = await store.read(keys)
+    expect([...found.keys()].sort()).toEqual(keys.filter((_, i) => i % 3 !== 0).sort())
+    for (const [key, record] of found) expect(record).toMatchObject({ key, status: 'IN_PROGRESS', leaseToken: `t-${key}` })
+    // ioredis: one pipeline per node, never one cross-slot command.
+    if (pipelines !== undefined) expect(pipelines).toHaveBeenCalledTimes(3)
+  })
 })
 
-test('a client of no known family is refused, saying which it takes', () => {
-  expect(() => new RedisStore({ client: {} as never })).toThrow(/give a node-redis, ioredis, iovalkey or Valkey GLIDE client, or an object with sendCommand/)
+test('the hash slot RedisStore computes is the one the cluster uses', async () => {
+  const cluster = await clients.nodeRedisCluster()
+  const key = fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.tuple(fc.string(), fc.string(), fc.string()).map(([a, b, c]) => `${a}{${b}}${c}`))
+  const keys = fc.sample(key, { numRuns: 100, seed: 4013 })
+  const slots = await Promise.all(keys.map(async (k) => await cluster.sendCommand(undefined, true, ['CLUSTER', 'KEYSLOT', k])))
+  expect(keys.map(keySlot)).toEqual(slots)
 })

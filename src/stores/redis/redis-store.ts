@@ -1,145 +1,175 @@
 import { createHash } from 'node:crypto'
 import { IdempotencyConfigError, IdempotencyStoreError, type StoredError, type StoreOperation } from '../../errors.js'
-import type { ClaimRecord, IdempotencyRecord, IdempotencyStore, RecordStatus, StoreLimits } from '../store.js'
-import { senderFor, type RedisClientLike, type RedisCommandSender } from './clients.js'
-import { CLAIM, COMPLETE, FAIL, RELEASE } from './scripts.js'
+import { refuseUnknownOptions } from '../../unknown-options.js'
+import type { ClaimRecord, IdempotencyRecord, IdempotencyStore, StoreLimits } from '../store.js'
+import { connect, type RedisClientLike } from './connect.js'
+import { isNoScript, type RedisConnection } from './connection.js'
+import { recordOf } from './record.js'
+import { CLAIM, COMPLETE, FAIL, FIELDS, RELEASE } from './scripts.js'
 
 /**
  * Options of {@link RedisStore}.
  *
  * @example
  * ```ts
- * const options: RedisStoreOptions = { client: createClient({ url: process.env.REDIS_URL }), keyPrefix: 'idem:' }
+ * const options: RedisStoreOptions = { client: await createClient({ url: process.env.REDIS_URL }).connect(), keyPrefix: 'idem:' }
  * ```
  */
 export interface RedisStoreOptions {
-  /** A connected node-redis, ioredis, iovalkey or Valkey GLIDE client (or cluster), or any `{ sendCommand(args) }`. Required. */
+  /**
+   * A connected client, as you already have it: a node-redis (`redis`, `@redis/client` v4–v6)
+   * client or cluster, an ioredis (5, 6) or iovalkey `Redis` or `Cluster`, a Valkey GLIDE 2.x
+   * `GlideClient` or `GlideClusterClient`, or any `{ sendCommand(args: string[]) }`. The store
+   * neither connects nor closes it. Required.
+   */
   client: RedisClientLike
-  /** Put before every record's key (`namespace#sha256…`), for a database shared with other data. [none] */
+  /**
+   * Put before every record's key (`namespace#sha256…`), for a database shared with other data.
+   * No hash tag is added, so a batch's keys spread over a cluster's slots. [`''`]
+   */
   keyPrefix?: string
-  /** The largest result a COMPLETED record keeps, in UTF-8 bytes of JSON: large values slow every Redis client sharing the server. [1 MiB] */
+  /**
+   * The largest result a COMPLETED record keeps, in UTF-8 bytes of its JSON: Redis takes values
+   * up to 512 MB, but a large one holds up every client of the server while it travels. [1 MiB]
+   */
   maxResponseBytes?: number
 }
 
 const defaults = { keyPrefix: '', maxResponseBytes: 1024 * 1024 }
 
-// Keys to read in one go: each is its own command (no cross-slot MGET in a cluster), all sent
-// at once, so a batch of them is one round trip per connection.
+const OPTION_NAMES = ['client', 'keyPrefix', 'maxResponseBytes'] as const satisfies ReadonlyArray<keyof RedisStoreOptions>
+// Compiles only while every option is listed: a new option cannot be refused as unknown.
+const everyOptionListed: Exclude<keyof RedisStoreOptions, (typeof OPTION_NAMES)[number]> extends never ? true : never = true
+void everyOptionListed
+
+// Keys one `read` takes: each is its own HMGET (a cluster has no cross-slot read), all pipelined.
 const MAX_READ_KEYS = 1000
 
-/** A script run by its SHA1 (`EVALSHA`), sent whole again when the server does not know it (`NOSCRIPT`: after a restart or SCRIPT FLUSH). */
+// A key expires this long after its record stops protecting (the first millisecond after the
+// `expiry` second), so that a Lambda host whose clock is a little behind the server's never
+// finds a record gone that, by its clock, still protects.
+const EXPIRY_MARGIN_MS = 1000
+
+/** A script run by its SHA1 (`EVALSHA`), sent whole (`EVAL`) when the server does not know it. */
 interface Script { source: string, sha: string }
 const script = (source: string): Script => ({ source, sha: createHash('sha1').update(source).digest('hex') })
-const scripts = { claim: script(CLAIM), complete: script(COMPLETE), fail: script(FAIL), release: script(RELEASE) }
+const SCRIPTS = { claim: script(CLAIM), complete: script(COMPLETE), fail: script(FAIL), release: script(RELEASE) }
+
+/** When the key of a record whose `expiry` (epoch seconds) is given expires: epoch milliseconds, as `PEXPIREAT` takes them. */
+export const expireAt = (expirySeconds: number): number => (expirySeconds + 1) * 1000 + EXPIRY_MARGIN_MS
 
 /**
- * The Redis store (Valkey, Redis OSS, ElastiCache): each operation is one Lua script, atomic
- * on the server. A claim writes only when no record protects the key and otherwise returns
- * the record in the way in the same round trip; completion, failure and release compare the
- * lease token, so a stale owner whose lease lapsed never overwrites nor deletes the new owner's
- * record. Every key expires just after its record stops protecting. Durability is the
- * server's: see the README on persistence. No `transact`: it needs a store with transactions.
+ * The Redis store (Redis OSS, Valkey, ElastiCache, MemoryDB): one hash per record, each
+ * operation one Lua script, atomic on the server. A claim writes only when no record protects
+ * the key at the caller's `nowMs`, and otherwise returns the record in the way in the same
+ * round trip; completion, failure and release compare the lease token, so a stale owner whose
+ * lease lapsed never overwrites nor deletes the new owner's record. Every key expires just after
+ * its record stops protecting. A bulk `read` is pipelined, one round trip per node. Durability
+ * is the server's (see the README on persistence). No `commit`: `transact` needs a store whose
+ * transactions hold your DynamoDB writes.
  *
  * @example
  * ```ts
  * import { createClient } from 'redis'
+ * import { idempotency, perRecord } from 'middy-idempotency'
  * import { RedisStore } from 'middy-idempotency/redis'
  *
  * const client = await createClient({ url: process.env.REDIS_URL }).connect()
- * const store = new RedisStore({ client })
+ * export const handler = middy().use(idempotency({ store: new RedisStore({ client, keyPrefix: 'idem:' }) })).handler(perRecord(charge))
  * ```
  */
 export class RedisStore implements IdempotencyStore {
   readonly limits: StoreLimits
-  readonly #sender: RedisCommandSender
+  readonly #connection: RedisConnection
   readonly #prefix: string
 
   constructor (options: RedisStoreOptions) {
     if (options === null || typeof options !== 'object') throw new IdempotencyConfigError('RedisStore: options are required ({ client })')
+    refuseUnknownOptions('RedisStore', options, OPTION_NAMES)
     const { keyPrefix = defaults.keyPrefix, maxResponseBytes = defaults.maxResponseBytes } = options
     if (typeof keyPrefix !== 'string') throw new IdempotencyConfigError('RedisStore: keyPrefix must be a string')
     if (!Number.isSafeInteger(maxResponseBytes) || maxResponseBytes <= 0) throw new IdempotencyConfigError('RedisStore: maxResponseBytes must be a positive integer')
-    this.#sender = senderFor(options.client)
+    this.#connection = connect(options.client)
     this.#prefix = keyPrefix
     this.limits = { maxResponseBytes, maxReadKeys: MAX_READ_KEYS }
   }
 
   async claim (record: ClaimRecord, nowMs: number): Promise<IdempotencyRecord | undefined> {
-    const reply = await this.#run('claim', record.key, scripts.claim, [
-      String(nowMs), record.leaseToken, String(record.expiry), String(record.inProgressExpiry), record.payloadHash ?? '', expireAt(record.expiry)
+    const hash = record.payloadHash
+    const reply = await this.#run('claim', record.key, SCRIPTS.claim, [
+      String(nowMs), String(Math.floor(nowMs / 1000)), record.leaseToken, String(record.expiry), String(record.inProgressExpiry),
+      hash === undefined ? '0' : '1', hash ?? '', String(expireAt(record.expiry))
     ])
-    if (reply === null || reply === undefined) return undefined
-    return recordOf(record.key, reply, 'claim')
+    if (reply === null) return undefined
+    // Never "claimed" on a reply we cannot read: that would run the work unprotected.
+    return this.#record('claim', record.key, reply) ?? this.#fault('claim', record.key, 'the claim was refused with no record in the way')
   }
 
   async complete (key: string, leaseToken: string, outcome: { expiry: number, responseData?: string }): Promise<boolean> {
     const data = outcome.responseData
-    return await this.#run('complete', key, scripts.complete, [leaseToken, String(outcome.expiry), data === undefined ? '0' : '1', data ?? '', expireAt(outcome.expiry)]) === 1
+    return await this.#fenced('complete', key, SCRIPTS.complete, [leaseToken, String(outcome.expiry), data === undefined ? '0' : '1', data ?? '', String(expireAt(outcome.expiry))])
   }
 
   async fail (key: string, leaseToken: string, outcome: { expiry: number, error: StoredError }): Promise<boolean> {
     const { name, message, code } = outcome.error
-    return await this.#run('fail', key, scripts.fail, [leaseToken, String(outcome.expiry), name, message, code === undefined ? '0' : '1', code ?? '', expireAt(outcome.expiry)]) === 1
+    return await this.#fenced('fail', key, SCRIPTS.fail, [leaseToken, String(outcome.expiry), name, message, code === undefined ? '0' : '1', code ?? '', String(expireAt(outcome.expiry))])
   }
 
   async release (key: string, leaseToken: string): Promise<boolean> {
-    return await this.#run('release', key, scripts.release, [leaseToken]) === 1
+    return await this.#fenced('release', key, SCRIPTS.release, [leaseToken])
   }
 
   async read (keys: readonly string[]): Promise<Map<string, IdempotencyRecord>> {
     const unique = [...new Set(keys)]
+    let replies: unknown[]
+    try {
+      replies = await this.#connection.sendEach(unique.map((key) => ({ key: this.#prefix + key, args: ['HMGET', this.#prefix + key, ...FIELDS] })))
+    } catch (error) {
+      throw this.#error('read', undefined, error)
+    }
     const found = new Map<string, IdempotencyRecord>()
-    await Promise.all(unique.map(async (key) => {
-      let reply: unknown
-      try {
-        reply = await this.#sender.send(['HGETALL', this.#prefix + key], this.#prefix + key)
-      } catch (error) {
-        throw storeError('read', key, error)
-      }
-      const record = recordOf(key, reply, 'read')
+    unique.forEach((key, i) => {
+      const record = this.#record('read', key, replies[i])
       if (record !== undefined) found.set(key, record)
-    }))
+    })
     return found
   }
 
+  /** Runs a fenced script: 1 when the token held the record, 0 when the lease was taken over. */
+  async #fenced (operation: StoreOperation, key: string, script: Script, args: string[]): Promise<boolean> {
+    const reply = await this.#run(operation, key, script, args)
+    if (reply === 1 || reply === 0) return reply === 1
+    return this.#fault(operation, key, `the script answered ${JSON.stringify(reply)}, not 1 or 0`)
+  }
+
+  /** `EVALSHA`, and on NOSCRIPT (a restart, a failover, SCRIPT FLUSH) `EVAL` of the source, which caches it again. */
   async #run (operation: StoreOperation, key: string, { source, sha }: Script, args: string[]): Promise<unknown> {
     const redisKey = this.#prefix + key
     try {
       try {
-        return await this.#sender.send(['EVALSHA', sha, '1', redisKey, ...args], redisKey)
+        return await this.#connection.send(redisKey, ['EVALSHA', sha, '1', redisKey, ...args])
       } catch (error) {
-        if (!/NOSCRIPT/.test(String((error as Error)?.message ?? error))) throw error
-        return await this.#sender.send(['EVAL', source, '1', redisKey, ...args], redisKey)
+        if (!isNoScript(error)) throw error
+        return await this.#connection.send(redisKey, ['EVAL', source, '1', redisKey, ...args])
       }
     } catch (error) {
-      throw storeError(operation, key, error)
+      throw this.#error(operation, key, error)
     }
   }
-}
 
-/** The key expires a second after the record stops protecting (its `expiry`, in seconds). */
-const expireAt = (expirySeconds: number): string => String((expirySeconds + 1) * 1000 + 1000)
-
-const storeError = (operation: StoreOperation, key: string, error: unknown): IdempotencyStoreError =>
-  new IdempotencyStoreError(operation, `${operation} of key ${key} on Redis failed: ${(error as Error)?.message ?? String(error)}`, { key, cause: error })
-
-/** A record from the hash's fields (`HGETALL`'s flat list, or an object from a client that maps it); undefined when there is none. */
-const recordOf = (key: string, reply: unknown, operation: StoreOperation): IdempotencyRecord | undefined => {
-  const fields: Record<string, string> = {}
-  if (Array.isArray(reply)) {
-    for (let i = 0; i + 1 < reply.length; i += 2) fields[String(reply[i])] = String(reply[i + 1])
-  } else if (reply !== null && typeof reply === 'object') {
-    for (const [name, value] of Object.entries(reply)) fields[name] = String(value)
+  #record (operation: StoreOperation, key: string, reply: unknown): IdempotencyRecord | undefined {
+    const record = recordOf(key, reply)
+    return typeof record === 'string' ? this.#fault(operation, key, record) : record
   }
-  if (fields.s === undefined) {
-    if (Object.keys(fields).length === 0) return undefined
-    throw new IdempotencyStoreError(operation, `the record of key ${key} on Redis has no status`, { key })
+
+  #fault (operation: StoreOperation, key: string, problem: string): never {
+    throw new IdempotencyStoreError(operation, `${operation} of key ${this.#prefix + key} on Redis (${this.#connection.family}): ${problem}`, { key })
   }
-  const record: IdempotencyRecord = { key, status: fields.s as RecordStatus, expiry: Number(fields.e) }
-  if (fields.l !== undefined) record.inProgressExpiry = Number(fields.l)
-  if (fields.t !== undefined) record.leaseToken = fields.t
-  if (fields.p !== undefined) record.payloadHash = fields.p
-  if (fields.d !== undefined) record.responseData = fields.d
-  if (fields.en !== undefined) record.error = { name: fields.en, message: fields.em ?? '', ...(fields.ec === undefined ? {} : { code: fields.ec }) }
-  return record
+
+  #error (operation: StoreOperation, key: string | undefined, error: unknown): IdempotencyStoreError {
+    const where = key === undefined ? '' : ` of key ${this.#prefix + key}`
+    const { name = 'Error', message = String(error) } = (error ?? {}) as { name?: string, message?: string }
+    return new IdempotencyStoreError(operation, `${operation}${where} on Redis (${this.#connection.family}) failed: ${name}: ${message}`,
+      { ...(key === undefined ? {} : { key }), cause: error })
+  }
 }

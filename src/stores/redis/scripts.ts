@@ -1,32 +1,51 @@
 /**
  * The RedisStore's operations, each one Lua script, so that the check and the write are one
  * atomic step on the server (https://redis.io/docs/latest/develop/programmability/eval-intro/).
- * A record is one hash: `s` status, `e` expiry (epoch seconds), `l` lease end (epoch ms), `t`
- * lease token, `p` payload hash, `d` response data, `en`/`em`/`ec` the stored error. Every
- * write sets the key to expire just after the record stops protecting, so the TTL is the safety
- * net and never takes a record early. Times are the caller's (ARGV), never the server's clock,
- * as with DynamoDB: the fence compares tokens, the claim compares the caller's `nowMs`.
+ *
+ * A record is one hash, not one JSON string:
+ * - the scripts compare a token and two numbers without decoding anything, so they need no
+ *   `cjson` (bundled with Redis 7, Valkey and ElastiCache today, but one less thing to trust) and
+ *   never round-trip epoch milliseconds through a JSON encoder's number formatting;
+ * - `responseData` is stored as the JSON text it already is, not escaped again inside another
+ *   JSON document (a quote-heavy result would grow by a fifth);
+ * - `HMGET` of the fields reads it back in one command, as an array in RESP2 and RESP3 alike, so
+ *   a refused claim returns the record in the way in the same round trip.
+ * Small records stay in Redis's compact listpack encoding (short field names); one with a large
+ * response costs a hash table's few hundred bytes more — little beside the response itself.
+ *
+ * Every write sets the key to expire just after the record stops protecting (`PEXPIREAT`, inside
+ * the script: no client can drop it). Times are the caller's (ARGV), never the server's clock:
+ * the claim judges `isClaimable` at the caller's `nowMs`, the fences compare tokens.
  */
 
-/** KEYS[1] the record; ARGV nowMs, token, expiry, lease end, payload hash ('' for none), expire-at ms. Nil when written, else the record in the way. */
+/**
+ * The hash's fields, in the order `HMGET` returns them: status, expiry (epoch s), lease end
+ * (epoch ms), lease token, payload hash, response data, the stored error's name, message, code.
+ */
+export const FIELDS = ['s', 'e', 'l', 't', 'p', 'd', 'en', 'em', 'ec'] as const
+
+const HMGET = `redis.call('HMGET', KEYS[1], ${FIELDS.map((field) => `'${field}'`).join(', ')})`
+
+/**
+ * KEYS[1] the record; ARGV nowMs, nowSeconds (floor of nowMs / 1000), token, expiry, lease end,
+ * has payload hash ('1'/'0'), payload hash, expire-at (epoch ms). Nil when written; otherwise
+ * the fields of the record in the way (`FIELDS` order), and nothing is written.
+ */
 export const CLAIM = `
-local r = redis.call('HGETALL', KEYS[1])
-if #r > 0 then
-  local h = {}
-  for i = 1, #r, 2 do h[r[i]] = r[i + 1] end
-  local now = tonumber(ARGV[1])
-  local expired = tonumber(h.e) < math.floor(now / 1000)
-  local lapsed = h.s == 'IN_PROGRESS' and tonumber(h.l or '0') < now
-  if not expired and not lapsed then return r end
+local f = ${HMGET}
+if f[1] then
+  local expired = tonumber(f[2]) < tonumber(ARGV[2])
+  local lapsed = f[1] == 'IN_PROGRESS' and tonumber(f[3] or '0') < tonumber(ARGV[1])
+  if not expired and not lapsed then return f end
   redis.call('DEL', KEYS[1])
 end
-redis.call('HSET', KEYS[1], 's', 'IN_PROGRESS', 'e', ARGV[3], 'l', ARGV[4], 't', ARGV[2])
-if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'p', ARGV[5]) end
-redis.call('PEXPIREAT', KEYS[1], ARGV[6])
+redis.call('HSET', KEYS[1], 's', 'IN_PROGRESS', 'e', ARGV[4], 'l', ARGV[5], 't', ARGV[3])
+if ARGV[6] == '1' then redis.call('HSET', KEYS[1], 'p', ARGV[7]) end
+redis.call('PEXPIREAT', KEYS[1], ARGV[8])
 return false
 `
 
-/** KEYS[1]; ARGV token, expiry, has data ('1'/'0'), data, expire-at ms. 1 when ours, 0 when the lease was taken over. */
+/** KEYS[1]; ARGV token, expiry, has data ('1'/'0'), data, expire-at. 1 when the token holds the record, else 0 and nothing is written. */
 export const COMPLETE = `
 if redis.call('HGET', KEYS[1], 't') ~= ARGV[1] then return 0 end
 redis.call('HDEL', KEYS[1], 'd', 'en', 'em', 'ec')
@@ -36,7 +55,7 @@ redis.call('PEXPIREAT', KEYS[1], ARGV[5])
 return 1
 `
 
-/** KEYS[1]; ARGV token, expiry, error name, message, has code ('1'/'0'), code, expire-at ms. */
+/** KEYS[1]; ARGV token, expiry, error name, message, has code ('1'/'0'), code, expire-at. 1 when the token holds the record, else 0. */
 export const FAIL = `
 if redis.call('HGET', KEYS[1], 't') ~= ARGV[1] then return 0 end
 redis.call('HDEL', KEYS[1], 'd', 'ec')
@@ -46,7 +65,7 @@ redis.call('PEXPIREAT', KEYS[1], ARGV[7])
 return 1
 `
 
-/** KEYS[1]; ARGV token. */
+/** KEYS[1]; ARGV token. 1 and the record deleted when the token holds it, else 0. */
 export const RELEASE = `
 if redis.call('HGET', KEYS[1], 't') ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])

@@ -1,0 +1,79 @@
+import { describe, expect, test } from '@jest/globals'
+import { IdempotencyConfigError, IdempotencyStoreError, type ClaimRecord } from '../../../src/index.js'
+import { RedisStore } from '../../../src/redis.js'
+import { expireAt } from '../../../src/stores/redis/redis-store.js'
+
+// Faults a real server does not produce on demand, through a fake { sendCommand(args) }.
+// What a real server does: __tests__/integration/stores/redis-*.
+
+const record: ClaimRecord = { key: 'ns#k', status: 'IN_PROGRESS', expiry: 1_700_000_100, inProgressExpiry: 1_700_000_030_000, leaseToken: 't' }
+
+/** A client answering each command with what `answer` gives (or throws), keeping what it was sent. */
+const fake = (answer: (args: string[]) => unknown) => {
+  const sent: string[][] = []
+  return { sent, client: { sendCommand: async (args: string[]) => { sent.push(args); return answer(args) } } }
+}
+
+describe('RedisStore faults', () => {
+  test('a client error is an IdempotencyStoreError naming the operation, key and family, keeping the error as cause', async () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' })
+    const store = new RedisStore({ client: fake(() => { throw refused }).client, keyPrefix: 'idem:' })
+    const error = await store.claim(record, 1_700_000_000_000).catch((e: unknown) => e) as IdempotencyStoreError
+    expect(error).toBeInstanceOf(IdempotencyStoreError)
+    expect(error).toMatchObject({ operation: 'claim', key: 'ns#k', cause: refused })
+    expect(error.message).toBe('claim of key idem:ns#k on Redis (node-redis client (or { sendCommand(args) })) failed: Error: connect ECONNREFUSED 127.0.0.1:6379')
+    await expect(store.complete('ns#k', 't', { expiry: 1 })).rejects.toMatchObject({ operation: 'complete' })
+    await expect(store.read(['ns#k'])).rejects.toMatchObject({ name: 'IdempotencyStoreError', operation: 'read' })
+  })
+
+  test('NOSCRIPT is answered by sending the script whole (EVAL) once; any other error is not retried', async () => {
+    const { client, sent } = fake((args) => {
+      if (args[0] === 'EVALSHA') throw new Error('NOSCRIPT No matching script. Please use EVAL.')
+      return 1
+    })
+    const store = new RedisStore({ client })
+    expect(await store.release('ns#k', 't')).toBe(true)
+    expect(sent.map((args) => args[0])).toEqual(['EVALSHA', 'EVAL'])
+    expect(sent[1]?.[1]).toContain("redis.call('DEL', KEYS[1])")
+    const failing = fake(() => { throw new Error('READONLY You can\'t write against a read only replica.') })
+    await expect(new RedisStore({ client: failing.client }).release('ns#k', 't')).rejects.toThrow(/READONLY/)
+    expect(failing.sent.map((args) => args[0])).toEqual(['EVALSHA'])
+  })
+
+  test('a refused claim whose reply is not a record is a store error, never a claim', async () => {
+    for (const reply of [[], 'OK', 0, [null, null, null, null, null, null, null, null, null], ['PAID', '1', null, null, null, null, null, null, null]]) {
+      const store = new RedisStore({ client: fake(() => reply).client })
+      await expect(store.claim(record, 1_700_000_000_000)).rejects.toThrow(IdempotencyStoreError)
+    }
+  })
+
+  test('a fence that answers neither 1 nor 0 is a store error, never "lease lost"', async () => {
+    const store = new RedisStore({ client: fake(() => 'OK').client })
+    await expect(store.complete('ns#k', 't', { expiry: 1 })).rejects.toThrow(/the script answered "OK", not 1 or 0/)
+  })
+
+  test('a key of the same name holding something else is a store error on read', async () => {
+    const store = new RedisStore({ client: fake(() => ['x', null, null, null, null, null, null, null, null]).client })
+    await expect(store.read(['ns#k'])).rejects.toThrow(/is not a record of RedisStore/)
+  })
+
+  test('the claim sends the caller\'s clock, the record and when the key expires; EVALSHA names one key, the prefixed one', async () => {
+    const { client, sent } = fake(() => null)
+    expect(await new RedisStore({ client, keyPrefix: 'p:' }).claim({ ...record, payloadHash: 'h' }, 1_700_000_000_999)).toBeUndefined()
+    expect(sent[0]?.slice(2)).toEqual(['1', 'p:ns#k', '1700000000999', '1700000000', 't', '1700000100', '1700000030000', '1', 'h', String(expireAt(1_700_000_100))])
+  })
+
+  test('a key expires after the first millisecond its record no longer protects', () => {
+    // expiry is in seconds: the record protects until the last millisecond of that second.
+    expect(expireAt(100)).toBeGreaterThan(100_999)
+  })
+
+  test('bad options are refused at once, naming the option', () => {
+    const client = { sendCommand: async () => null }
+    expect(() => new RedisStore(undefined as never)).toThrow(new IdempotencyConfigError('RedisStore: options are required ({ client })'))
+    expect(() => new RedisStore({ client, keyPrefix: 1 as never })).toThrow('RedisStore: keyPrefix must be a string')
+    expect(() => new RedisStore({ client, maxResponseBytes: 0 })).toThrow('RedisStore: maxResponseBytes must be a positive integer')
+    expect(() => new RedisStore({ client: { get: async () => null } as never })).toThrow(/client is of no family RedisStore knows/)
+    expect(() => new RedisStore({ client, keyprefix: 'idem:' } as never)).toThrow("RedisStore: unknown option 'keyprefix' (did you mean 'keyPrefix'?)")
+  })
+})

@@ -1,0 +1,2 @@
+export interface RedisCluster { nodes: string[], stop: () => Promise<void> }
+export declare const startRedisCluster: (size?: number) => Promise<RedisCluster>
