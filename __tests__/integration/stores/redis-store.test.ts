@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, jest, test } from '@jest/globals'
 import fc from 'fast-check'
-import type { Cluster } from 'ioredis'
+import { Cluster } from 'ioredis'
 import type { ClaimRecord } from '../../../src/index.js'
 import { startRedisServer, type RedisServer } from '../../../scripts/redis-server.mjs'
 import { RedisStore } from '../../../src/redis.js'
 import { keySlot } from '../../../src/stores/redis/key-slot.js'
-import { clusterFamilies, redisAdmin, redisClients, singleNodeFamilies, uniquePrefix, type Family } from '../../support/redis.js'
+import { clusterFamilies, clusterNodes, redisAdmin, redisClients, singleNodeFamilies, uniquePrefix, type Family } from '../../support/redis.js'
 
 // What the store contract (redis-store.contract.test.ts) does not say: how records live on a
 // real Redis — scripts the server forgot, keys that expire, a bulk read across a cluster's
@@ -97,6 +97,20 @@ describe.each(clusterFamilies)('a bulk read on the cluster with %s', (family) =>
     // ioredis: one pipeline per node, never one cross-slot command.
     if (pipelines !== undefined) expect(pipelines).toHaveBeenCalledTimes(3)
   })
+})
+
+test('an ioredis Cluster with its own keyPrefix: a bulk read across slots groups keys by the slot of the key ioredis sends', async () => {
+  const cluster = new Cluster(clusterNodes(), { lazyConnect: true, keyPrefix: 'app:' })
+  await cluster.connect()
+  try {
+    const store = new RedisStore({ client: cluster, keyPrefix: uniquePrefix('own-prefix') })
+    const keys = Array.from({ length: 30 }, (_, i) => `orders#${i}`)
+    const now = Date.now()
+    await Promise.all(keys.map(async (key) => await store.claim(claimOf(key, 't', now), now)))
+    expect((await store.read(keys)).size).toBe(30)
+  } finally {
+    await cluster.quit()
+  }
 })
 
 test('the hash slot RedisStore computes is the one the cluster uses', async () => {

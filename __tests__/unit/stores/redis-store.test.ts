@@ -63,6 +63,15 @@ describe('RedisStore faults', () => {
     expect(sent[0]?.slice(2)).toEqual(['1', 'p:ns#k', '1700000000999', '1700000000', 't', '1700000100', '1700000030000', '1', 'h', String(expireAt(1_700_000_100))])
   })
 
+  test('a read of no keys sends nothing; a read names each key once', async () => {
+    const { client, sent } = fake(() => [null, null, null, null, null, null, null, null, null])
+    const store = new RedisStore({ client })
+    expect((await store.read([])).size).toBe(0)
+    expect(sent).toEqual([])
+    await store.read(['a', 'b', 'a'])
+    expect(sent.map((args) => args[1])).toEqual(['a', 'b'])
+  })
+
   test('a key expires after the first millisecond its record no longer protects', () => {
     // expiry is in seconds: the record protects until the last millisecond of that second.
     expect(expireAt(100)).toBeGreaterThan(100_999)

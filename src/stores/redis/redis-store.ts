@@ -121,6 +121,7 @@ export class RedisStore implements IdempotencyStore {
 
   async read (keys: readonly string[]): Promise<Map<string, IdempotencyRecord>> {
     const unique = [...new Set(keys)]
+    if (unique.length === 0) return new Map()
     let replies: unknown[]
     try {
       replies = await this.#connection.sendEach(unique.map((key) => ({ key: this.#prefix + key, args: ['HMGET', this.#prefix + key, ...FIELDS] })))

@@ -18,6 +18,8 @@ export interface IORedisClient {
   isCluster?: boolean
   /** A `Cluster`'s slot map: for each of the 16384 slots, the `host:port` of its nodes, primary first. */
   slots?: unknown
+  /** ioredis puts its own `keyPrefix` before every key it sends, so the slot is the prefixed key's. */
+  options?: unknown
 }
 
 /** What RedisStore uses of an ioredis pipeline. */
@@ -44,14 +46,17 @@ const pipelined = async (client: IORedisClient, commands: ReadonlyArray<{ args: 
 /**
  * In a `Cluster`, the keys of a bulk read are grouped by the nodes that serve their slots (an
  * ioredis cluster pipeline must stay on one node), and each group is one pipeline; without a
- * slot map yet (not connected), by slot. Single commands go through `call`, which ioredis
- * routes by key (and redirects on MOVED/ASK).
+ * slot map yet (not connected), by slot; the slot of a key is that of the key ioredis sends
+ * (with the client's own `keyPrefix`, if it has one). Single commands go through `call`, which
+ * ioredis routes by key (and redirects on MOVED/ASK).
  */
 export const ioredisConnection = (client: IORedisClient): RedisConnection => {
   const send = async (_key: string, [command, ...args]: readonly string[]): Promise<unknown> => normalise(await client.call(command as string, ...args))
   if (client.isCluster !== true) {
     return { family: 'ioredis', send, sendEach: async (commands) => await pipelined(client, commands) }
   }
+  const ownPrefix = (client.options as { keyPrefix?: unknown } | undefined)?.keyPrefix
+  const prefix = typeof ownPrefix === 'string' ? ownPrefix : ''
   const nodesOf = (slot: number): string => {
     const nodes = Array.isArray(client.slots) ? client.slots[slot] as unknown : undefined
     return Array.isArray(nodes) && nodes.length > 0 ? nodes.join(';') : `slot ${slot}`
@@ -62,7 +67,7 @@ export const ioredisConnection = (client: IORedisClient): RedisConnection => {
     sendEach: async (commands) => {
       const groups = new Map<string, number[]>()
       commands.forEach(({ key }, i) => {
-        const group = nodesOf(keySlot(key))
+        const group = nodesOf(keySlot(prefix + key))
         groups.set(group, [...groups.get(group) ?? [], i])
       })
       const replies: unknown[] = new Array(commands.length)
