@@ -16,6 +16,9 @@ const config: Config = {
     {
       ...common,
       displayName: 'integration',
+      // Real servers on a shared 2-core CI machine: 5 s (Jest's default) is a guess about load, not
+      // about the code. A test's own timeout, where it sets one, still wins.
+      testTimeout: 60_000,
       testMatch: ['<rootDir>/__tests__/integration/**/*.test.ts', '<rootDir>/__tests__/chaos/**/*.test.ts', '<rootDir>/__tests__/features/**/*.steps.ts'],
       globalSetup: '<rootDir>/__tests__/support/global-setup.mjs',
       globalTeardown: '<rootDir>/__tests__/support/global-teardown.mjs'
