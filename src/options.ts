@@ -1,4 +1,6 @@
 import { IdempotencyConfigError } from './errors.js'
+import { storeName } from './lifecycle/commit.js'
+import type { LifecycleConfig } from './lifecycle/config.js'
 import { parsePath } from './lifecycle/key.js'
 import { refuseUnknownOptions } from './unknown-options.js'
 import type { FailurePolicy, IdempotencyLogger, IdempotencyOptions, OutcomeReport, Selector } from './types.js'
@@ -66,7 +68,7 @@ export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => 
     (options.responseHook !== undefined && typeof options.responseHook !== 'function' && 'responseHook must be a function') ||
     (options.caller !== undefined && typeof options.caller !== 'function' && 'caller must be a function (event, context) => string | undefined') ||
     (options.effects !== undefined && !['any', 'transact-only'].includes(options.effects) && "effects must be 'any' or 'transact-only'") ||
-    (options.effects === 'transact-only' && typeof store.commit !== 'function' && `effects: 'transact-only' needs a store that commits transactions with the record's completion (DynamoDBStore); ${(store as { constructor?: { name?: string } }).constructor?.name ?? 'this store'} does not`) ||
+    (options.effects === 'transact-only' && typeof store.commit !== 'function' && `effects: 'transact-only' needs a store that commits transactions with the record's completion (DynamoDBStore); ${storeName({ store } as LifecycleConfig)} does not`) ||
     (options.now !== undefined && typeof options.now !== 'function' && 'now must be a function returning epoch milliseconds')
   if (problem !== false) throw new IdempotencyConfigError(`idempotency: ${problem}`)
 

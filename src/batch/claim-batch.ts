@@ -8,10 +8,6 @@ import type { IdempotencyRecord } from '../stores/store.js'
 import type { BatchSource } from '../sources/source.js'
 import type { RecordState } from './state.js'
 
-// BatchGetItem reads at most 100 keys per request:
-// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchGetItem.html
-const READ_SLICE = 100
-
 /** Identity, ordering group, key and payload hash of every record, taken before the handler can mutate them. */
 export const prepareRecords = (source: BatchSource, selection: Selection, records: readonly unknown[], context: unknown, event?: unknown): RecordState[] => {
   const groupOf = source.orderingGroups(records)
@@ -113,16 +109,17 @@ export const groupsOf = <T extends { group?: string }>(states: readonly T[]): Ma
 }
 
 /**
- * Redeliveries are probably duplicates: one consistent read of up to 100 keys costs less
- * than 100 refused writes (and a read unit is a fifth of the price of a write unit). Read in
- * slices of BatchGetItem's 100 keys, within `slots` requests in flight.
+ * Redeliveries are probably duplicates: one bulk read costs less than a refused write each
+ * (on DynamoDB, one consistent read of up to 100 keys, at a fifth of a write unit's price).
+ * Read in slices of as many keys as the store's `read` takes, within `slots` requests in flight.
  */
 const readProbableDuplicates = async (config: LifecycleConfig, probable: RecordState[], slots: number): Promise<Map<string, IdempotencyRecord>> => {
   const found = new Map<string, IdempotencyRecord>()
   const read = config.store.read?.bind(config.store)
   if (read === undefined || probable.length === 0) return found
+  const slice = config.store.limits?.maxReadKeys ?? probable.length
   const slices: string[][] = []
-  for (let i = 0; i < probable.length; i += READ_SLICE) slices.push(probable.slice(i, i + READ_SLICE).map((s) => (s.unit as Unit).key))
+  for (let i = 0; i < probable.length; i += slice) slices.push(probable.slice(i, i + slice).map((s) => (s.unit as Unit).key))
   await forEachBounded(slices, slots, async (keys) => {
     try {
       for (const [key, record] of await read(keys)) found.set(key, record)

@@ -9,7 +9,11 @@ import { kindOfRefusal } from './report.js'
 import { applyOnFailure, keepFailed, lostLease, releaseRegardlessOfPolicy, type Hold, type Settlement } from './settle.js'
 
 /** The store's class name, for errors that say which store cannot do what. */
-export const storeName = (config: LifecycleConfig): string => (config.store as { constructor?: { name?: string } }).constructor?.name ?? 'this store'
+export const storeName = (config: LifecycleConfig): string => {
+  // A store's own `name` survives minification, which renames classes.
+  const store = config.store as { name?: unknown, constructor?: { name?: string } }
+  return typeof store.name === 'string' ? store.name : store.constructor?.name ?? 'this store'
+}
 
 /** Why `writes` cannot be one commit with the completion, by the store's own limits, or undefined. */
 const tooMuch = (writes: readonly unknown[], limits: StoreLimits['transaction']): { code: string, problem: string } | undefined => {

@@ -17,6 +17,8 @@ import { isClaimable, type ClaimRecord, type IdempotencyRecord, type Idempotency
  */
 export class MemoryStore implements IdempotencyStore {
   /** None by default; give the production store's (`new MemoryStore({ limits: store.limits })`) to meet its refusals in tests. */
+  /** Names the store in errors, whatever a minifier makes of the class's name. */
+  readonly name = 'MemoryStore'
   readonly limits?: StoreLimits
   readonly #records = new Map<string, IdempotencyRecord>()
 

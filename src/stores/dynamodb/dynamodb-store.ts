@@ -63,6 +63,8 @@ const LIMITS: StoreLimits = {
  * ```
  */
 export class DynamoDBStore implements IdempotencyStore<TransactItem> {
+  /** Names the store in errors, whatever a minifier makes of the class's name. */
+  readonly name = 'DynamoDBStore'
   readonly tableName: string
   readonly limits = LIMITS
   readonly #client: DynamoDBSender

@@ -79,6 +79,8 @@ export const expireAt = (expirySeconds: number): number => (expirySeconds + 1) *
  * ```
  */
 export class RedisStore implements IdempotencyStore {
+  /** Names the store in errors, whatever a minifier makes of the class's name. */
+  readonly name = 'RedisStore'
   readonly limits: StoreLimits
   readonly #connection: RedisConnection
   readonly #prefix: string
