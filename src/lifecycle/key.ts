@@ -110,9 +110,13 @@ const bytesOf = (value: object): Uint8Array | undefined => {
   return undefined
 }
 
-/** `@aws-sdk/util-dynamodb`'s `NumberValue`, known by its shape (the package need not be loaded). */
+/**
+ * `@aws-sdk/util-dynamodb`'s `NumberValue`, known by its shape (its text and its
+ * `toAttributeValue`), not its class: the package need not be loaded, and a minifying bundler
+ * renames the class.
+ */
 const isNumberValue = (value: object): value is { value: string } =>
-  value.constructor?.name === 'NumberValue' && typeof (value as { value?: unknown }).value === 'string'
+  typeof (value as { value?: unknown }).value === 'string' && typeof (value as { toAttributeValue?: unknown }).toAttributeValue === 'function'
 
 /**
  * An object literal, `JSON.parse` output or `Object.create(null)`: from any realm (an object

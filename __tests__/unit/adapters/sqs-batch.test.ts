@@ -102,8 +102,8 @@ describe('SQS batch with MemoryStore', () => {
     expect(store.records()).toHaveLength(50)
   })
 
-  test('reads of many redeliveries stay within the concurrency bound, 100 keys a read', async () => {
-    const store = new CountingStore()
+  test('reads of many redeliveries stay within the concurrency bound, as many keys a read as the store takes (here 100)', async () => {
+    const store = new CountingStore({ limits: { maxResponseBytes: 1024 * 1024, maxReadKeys: 100 } })
     const { invoke } = consumer(store, async () => 'ok', { concurrency: 2 })
     const records = Array.from({ length: 500 }, (_, i) => sqsRecord(i))
     await invoke(records)

@@ -26,8 +26,9 @@ const isBinary = (value: unknown): value is Uint8Array | ArrayBuffer =>
 const numberText = (value: unknown): string | undefined => {
   if (typeof value === 'number') return Number.isFinite(value) ? String(value) : undefined
   if (typeof value === 'bigint') return value.toString()
-  const wrapped = value as { value?: unknown, constructor?: { name?: string } } | null
-  return typeof wrapped === 'object' && wrapped?.constructor?.name === 'NumberValue' && typeof wrapped.value === 'string' ? wrapped.value : undefined
+  // By shape, not class name: a minifying bundler renames the class.
+  const wrapped = value as { value?: unknown, toAttributeValue?: unknown } | null
+  return typeof wrapped === 'object' && wrapped !== null && typeof wrapped.value === 'string' && typeof wrapped.toAttributeValue === 'function' ? wrapped.value : undefined
 }
 
 const isPlainObject = (value: object): boolean => {
