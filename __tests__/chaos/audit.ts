@@ -2,15 +2,15 @@ import { storedKey } from '../../src/lifecycle/key.js'
 import { NAMESPACE } from './consumer.js'
 import type { FaultCounters } from './store-faults.js'
 import type { Invocation } from './invocation.js'
-import { findDuplicates, type DuplicateEffect } from './duplicates.js'
+import { findDuplicates, type DuplicateEffect, type Forgot } from './duplicates.js'
 import type { Ledger, OrderViolation } from './ledger.js'
 import type { OrdersAudit } from './orders.js'
-import type { ChaosConfig, RunStats } from './scenario.js'
+import type { ChaosConfig, RunStats, ServerStats } from './scenario.js'
 
 export type { DuplicateCause, DuplicateEffect, DuplicateWindow } from './duplicates.js'
 
-/** Why an IN_PROGRESS record is still there once the queue is drained. */
-export type LeftoverCause = 'crashed-owner' | 'settle-fault' | 'completion-fault' | 'claim-answer-lost' | 'unexplained'
+/** Why an IN_PROGRESS record is still there once the queue is drained (`store-forgot`: a restart brought back an older state of it). */
+export type LeftoverCause = 'crashed-owner' | 'settle-fault' | 'completion-fault' | 'claim-answer-lost' | 'store-forgot' | 'unexplained'
 
 export interface LeftoverLock { key: string, owner?: string, cause: LeftoverCause, leaseUntil: number, live: boolean, outlivesOwner: boolean }
 
@@ -55,6 +55,16 @@ export interface ChaosReport {
   orderViolations: OrderViolation[]
   /** Keys whose completion the store acknowledged, yet not COMPLETED in the table at the end. */
   completionsUndone: string[]
+  /** Of those, the ones a restart of the store's server lost. */
+  completionsForgotten: string[]
+  /** Restarts of the store's server (Redis runs). */
+  restarts: number
+  /** Records whose state a restart did not keep (gone, older, or back after their deletion), summed over the restarts. */
+  recordsForgotten: number
+  /** Store requests that failed because the server was down. */
+  outageRefusals: number
+  /** Restarts whose kill found acknowledged writes in the server's AOF buffer, not yet written to the file. */
+  killsWithAofUnwritten: number
   /** Commits refused by one of the user's `transact` conditions, by entry and code (transact profile). */
   refusedCommits: Record<string, number>
   virtualMs: number
@@ -62,6 +72,9 @@ export interface ChaosReport {
   /** Every broken invariant, in words. Empty when the run is clean. */
   violations: string[]
 }
+
+/** The store's server may forget what it acknowledged when it restarts (Redis without AOF `always`). */
+export const storeMayForget = (config: ChaosConfig): boolean => config.store === 'redis' && config.redis?.persistence !== 'always'
 
 const tally = <K extends string>(entries: Iterable<[K, number]>): Record<string, number> => Object.fromEntries([...entries].sort(([a], [b]) => a.localeCompare(b)))
 
@@ -81,7 +94,12 @@ const tally = <K extends string>(entries: Iterable<[K, number]>): Record<string,
  *   (none through a batch-wide one), and a record acknowledged COMPLETED stays COMPLETED,
  *   whatever later became of its invocation (a crash or a timeout in the middle of its batch);
  * - transact profiles (DESIGN §3.9, `effects: 'transact-only'` too): no duplicate at all, and every transaction whole (the
- *   accounts' counters and balances add up to the payments in the table).
+ *   accounts' counters and balances add up to the payments in the table);
+ * - a store whose server restarts (Redis): with AOF `always`, every invariant above, as on
+ *   DynamoDB. Without persistence, or with AOF `everysec`, the server may lose acknowledged
+ *   writes in a restart: a duplicate, an undone completion or a stale lock that such a loss
+ *   explains (`store-forgot`, read from the server's records before and after) is reported,
+ *   not a violation; anything it does not explain still is.
  */
 export const audit = (input: {
   config: ChaosConfig
@@ -96,11 +114,20 @@ export const audit = (input: {
   now: number
   /** The orders table read back, in the transact profile. */
   orders?: OrdersAudit
+  /** The store's server's restarts, when the run has one of its own (Redis). */
+  server?: ServerStats
 }): ChaosReport => {
-  const { config, stats, delivered, ledger, invocations, consumers, items, counters, now, orders } = input
+  const { config, stats, delivered, ledger, invocations, consumers, items, counters, now, orders, server } = input
   const keyOf = (paymentId: string): string => storedKey(NAMESPACE, paymentId)
+  const restarts = server?.restarts ?? []
+  // What a restart lost, read from the server itself: its records just before the kill, and just after it came back.
+  const forgot: Forgot = (key, token, by) => token !== undefined && restarts.some((r) => r.downAt <= by && r.changed.get(key)?.before?.token === token)
+  const changedByRestart = (key: string): boolean => restarts.some((r) => r.changed.has(key))
+  // Without AOF `always`, losing acknowledged writes in a restart is the server's documented
+  // behaviour, not the middleware's doing: what it explains is reported, not a violation.
+  const mayForget = storeMayForget(config)
 
-  const duplicateEffects = findDuplicates(ledger, invocations, keyOf)
+  const duplicateEffects = findDuplicates(ledger, invocations, keyOf, forgot)
 
   const { lost, notDrained } = delivered
 
@@ -116,7 +143,8 @@ export const audit = (input: {
       : owner.dead ? 'crashed-owner'
         : owner.settleFaults.has(key) ? 'settle-fault'
           : owner.completionFaults.has(key) ? 'completion-fault'
-            : owner.claimAnswersLost.has(key) ? 'claim-answer-lost' : 'unexplained'
+            : owner.claimAnswersLost.has(key) ? 'claim-answer-lost'
+              : changedByRestart(key) ? 'store-forgot' : 'unexplained'
     return {
       key,
       ...(owner === undefined ? {} : { owner: owner.id }),
@@ -131,6 +159,7 @@ export const audit = (input: {
 
   const statusOf = new Map(items.map((item) => [String(item.idempotencyKey), item.status]))
   const completionsUndone = [...new Set([...invocations.values()].flatMap((i) => [...i.completed]))].filter((key) => statusOf.get(key) !== 'COMPLETED')
+  const completionsForgotten = completionsUndone.filter(changedByRestart)
   const refusedCommits = tally([...invocations.values()].flatMap((i) => [...i.transactRefused.values()].map((r) => r.reason))
     .reduce((m, reason) => m.set(reason, (m.get(reason) ?? 0) + 1), new Map<string, number>()))
 
@@ -138,11 +167,15 @@ export const audit = (input: {
   // A hand-written handler (the promises profile) completes its records together: the
   // batch-wide window is its documented limit, so a crash there is no violation; nothing else is.
   const batchWide = (d: DuplicateEffect): boolean => config.handler === 'promises' && d.cause === 'crash-between-effect-and-completion'
-  const forbidden = duplicateEffects.filter((d) => (d.window === 'other' && !batchWide(d)) || orders !== undefined)
+  const forgotten = (d: DuplicateEffect): boolean => mayForget && d.cause === 'store-forgot'
+  const forbidden = duplicateEffects.filter((d) => (d.window === 'other' && !batchWide(d) && !forgotten(d)) || orders !== undefined)
   for (const d of forbidden) {
     violations.push(`payment ${d.paymentId} charged again by ${d.effect.invocationId} (message ${d.effect.messageId}) after ${d.after.invocationId} (message ${d.after.messageId}): ${d.cause}, ${d.window === 'other' ? 'not inside its record\'s own window' : 'in the transact profile'}`)
   }
-  for (const key of completionsUndone) violations.push(`${key} was acknowledged COMPLETED but is ${String(statusOf.get(key) ?? 'absent')} at the end`)
+  for (const key of completionsUndone) {
+    if (mayForget && completionsForgotten.includes(key)) continue
+    violations.push(`${key} was acknowledged COMPLETED but is ${String(statusOf.get(key) ?? 'absent')} at the end${completionsForgotten.includes(key) ? ' (a restart of the server lost it)' : ''}`)
+  }
   if (orders !== undefined && (orders.accountPayments !== orders.effects.length || orders.accountBalance !== orders.paymentAmounts)) {
     violations.push(`a transaction was not whole: accounts count ${orders.accountPayments} payments of ${orders.accountBalance} in all, the table holds ${orders.effects.length} payments of ${orders.paymentAmounts}`)
   }
@@ -152,6 +185,7 @@ export const audit = (input: {
     if (lock.live) violations.push(`live lock on ${lock.key} after every lease should have lapsed (until ${lock.leaseUntil})`)
     if (lock.outlivesOwner) violations.push(`lock on ${lock.key} outlives its owner ${lock.owner}'s deadline`)
     if (lock.cause === 'unexplained') violations.push(`lock on ${lock.key} left by ${lock.owner ?? 'an unknown owner'} with no crash or store fault to explain it`)
+    if (lock.cause === 'store-forgot' && !mayForget) violations.push(`lock on ${lock.key} left by ${lock.owner ?? 'an unknown owner'}: a restart of the server brought back an older state of it`)
   }
   for (const v of ledger.orderViolations) {
     violations.push(`order broken in ${v.groupId}: ${v.messageId} (${v.paymentId}) took effect before ${v.overtaken.join(', ')}`)
@@ -182,6 +216,11 @@ export const audit = (input: {
     leftoverLocks,
     orderViolations: ledger.orderViolations,
     completionsUndone,
+    completionsForgotten,
+    restarts: restarts.length,
+    recordsForgotten: restarts.reduce((n, r) => n + r.changed.size, 0),
+    outageRefusals: server?.outageRefusals ?? 0,
+    killsWithAofUnwritten: restarts.filter((r) => r.aofUnwrittenBytes > 0).length,
     refusedCommits,
     virtualMs: stats.virtualMs,
     stuck: stats.stuck,

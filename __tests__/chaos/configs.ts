@@ -1,5 +1,6 @@
 import { middyVersions } from '../support/middy.js'
 import type { Rates } from './fates.js'
+import type { RedisPersistence } from './redis-site.js'
 import type { ChaosConfig } from './scenario.js'
 
 /** Misfortune at rates high enough that every kind happens many times in a few hundred messages. */
@@ -124,12 +125,28 @@ export const promisesConfigFor = (seed: number, payments: number, endpoint: stri
   fifo: false
 })
 
+/**
+ * Redis: the standard runs on `RedisStore` (a redis-server of the run's own, a node-redis client
+ * per consumer), with the same store faults, and the server killed (SIGKILL) and started again
+ * 1 to 3 times while payments are sent, down 0.2 to 3 s of virtual time each. The persistence
+ * setting decides what a restart keeps: nothing (`none`), the AOF fsynced every second
+ * (`everysec`) or before each acknowledgement (`always`).
+ */
+const redisConfigFor = (persistence: RedisPersistence) => (seed: number, payments: number, endpoint: string): ChaosConfig => configFor(seed, payments, endpoint, {
+  profile: `redis-${persistence}`,
+  store: 'redis',
+  redis: { persistence, restarts: 1 + (seed % 3) }
+})
+
 export const profiles = {
   standard: configFor,
   promises: promisesConfigFor,
   contention: contentionConfigFor,
   transact: transactConfigFor,
   'transact-only': transactOnlyConfigFor,
-  stream: streamConfigFor
+  stream: streamConfigFor,
+  'redis-none': redisConfigFor('none'),
+  'redis-everysec': redisConfigFor('everysec'),
+  'redis-always': redisConfigFor('always')
 } as const
 export type Profile = keyof typeof profiles

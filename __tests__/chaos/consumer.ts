@@ -3,7 +3,7 @@ import { ConfiguredRetryStrategy } from '@smithy/core/retry'
 import type middy6 from '@middy/core'
 import type { Context, SQSRecord } from 'aws-lambda'
 import { localClientConfig } from '../../scripts/dynamodb-local.mjs'
-import { idempotency, perRecord, type IdempotencyOptions, type PerRecordHandler, type RecordTools } from '../../src/index.js'
+import { idempotency, perRecord, type IdempotencyOptions, type IdempotencyStore, type PerRecordHandler, type RecordTools } from '../../src/index.js'
 import { DynamoDBStore } from '../../src/dynamodb.js'
 import { storedKey } from '../../src/lifecycle/key.js'
 import { sqsPartialBatchFailure } from '../support/middy.js'
@@ -44,18 +44,39 @@ export const sqsShape = (neighbours: RecordShape<SQSRecord>['neighbours'] = 'set
   neighbours
 })
 
+/**
+ * Where one Lambda environment keeps its records: its own client, made once, and a store on it
+ * for each cold start (the README's stack builds the store when the module loads).
+ */
+export interface StoreConnection {
+  store: () => IdempotencyStore
+  /** Lets the client go, once the run is over. */
+  close: () => Promise<void>
+}
+
+/** A DynamoDB client of the environment's own, on DynamoDB Local, with the SDK's own retries (below the fault layer). */
+export const dynamoDBConnection = (endpoint: string, tableName: string, sdkMaxAttempts: number): StoreConnection => {
+  const client = new DynamoDBClient({
+    ...localClientConfig(endpoint),
+    // The SDK's own retries, minus the real-time backoff (virtual time does not wait).
+    retryStrategy: new ConfiguredRetryStrategy(sdkMaxAttempts, 0)
+  })
+  return {
+    store: () => new DynamoDBStore({ tableName, client }),
+    close: async () => { client.destroy() }
+  }
+}
+
 export interface ConsumerSetup<R> {
   id: string
   /** This host's clock skew. */
   offsetMs: number
   clock: VirtualClock
-  endpoint: string
-  tableName: string
+  /** Its store's client (DynamoDB, Redis): faults are injected on top of the store made from it. */
+  connection: StoreConnection
   middy: typeof middy6
   options: Omit<IdempotencyOptions, 'store' | 'now'>
   faults: FaultSettings
-  /** The SDK's own retries on the consumer's DynamoDB client (below the fault layer). */
-  sdkMaxAttempts: number
   counters: FaultCounters
   charge: Charge<R>
   shape: RecordShape<R>
@@ -64,7 +85,7 @@ export interface ConsumerSetup<R> {
 }
 
 /**
- * One Lambda execution environment: its own DynamoDB client (with fault injection), its own
+ * One Lambda execution environment: its own store client (with fault injection), its own
  * skewed clock, and the README's Middy stack, rebuilt on a cold start after a crash (a warm
  * container's local cache does not survive its process).
  */
@@ -73,7 +94,6 @@ export class Consumer<R = SQSRecord> {
   readonly offsetMs: number
   current?: Invocation
   readonly #setup: ConsumerSetup<R>
-  readonly #client: DynamoDBClient
   #handler!: (event: { Records: readonly R[] }, context: ReturnType<typeof lambdaContext>) => Promise<unknown>
   /** The records handed to the function by the current invocation (the ones it claimed). */
   #running: readonly R[] = []
@@ -84,17 +104,12 @@ export class Consumer<R = SQSRecord> {
     this.id = setup.id
     this.offsetMs = setup.offsetMs
     this.#setup = setup
-    this.#client = new DynamoDBClient({
-      ...localClientConfig(setup.endpoint),
-      // The SDK's own retries, minus the real-time backoff (virtual time does not wait).
-      retryStrategy: new ConfiguredRetryStrategy(setup.sdkMaxAttempts, 0)
-    })
     this.coldStart()
   }
 
   coldStart (): void {
-    const { middy, options, clock, tableName, shape } = this.#setup
-    const store = faultyStore(new DynamoDBStore({ tableName, client: this.#client }), () => this.current, this.#setup.faults, this.#setup.counters)
+    const { middy, options, clock, connection, shape } = this.#setup
+    const store = faultyStore(connection.store(), () => this.current, this.#setup.faults, this.#setup.counters)
     const records = perRecord(async (record: R, tools: RecordTools) => await this.#record(record, tools))
     // timeoutEarlyInMillis 0: Middy's early timeout is a real-time timer, and Lambda's deadline is
     // virtual here: the simulator kills an invocation past its deadline instead.
@@ -119,8 +134,8 @@ export class Consumer<R = SQSRecord> {
     this.current = undefined
   }
 
-  destroy (): void {
-    this.#client.destroy()
+  async close (): Promise<void> {
+    await this.#setup.connection.close()
   }
 
   #keyOf (record: R): string {

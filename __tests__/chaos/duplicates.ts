@@ -4,8 +4,18 @@ import type { Effect, Ledger } from './ledger.js'
 /**
  * Why a payment took effect again. The first two are the physical limit of any
  * idempotency layer: the effect happened, and the proof of it never reached the store.
+ * `store-forgot`: the proof had reached the store (or the claim had), and a restart of the
+ * store's server lost it: no idempotency layer can keep what its store forgets (Redis without
+ * persistence, or with AOF that lost its last writes).
  */
-export type DuplicateCause = 'crash-between-effect-and-completion' | 'completion-fault' | 'lease-taken-over' | 'refused-by-condition' | 'unexplained'
+export type DuplicateCause = 'crash-between-effect-and-completion' | 'completion-fault' | 'store-forgot' | 'lease-taken-over' | 'refused-by-condition' | 'unexplained'
+
+/**
+ * Whether a restart of the store's server, by virtual time `by`, lost the record of `key` that
+ * was written under `token` (its claim, or the completion or failure that followed it).
+ */
+export type Forgot = (key: string, token: string | undefined, by: number) => boolean
+const forgotNothing: Forgot = () => false
 
 /**
  * Which window a duplicate went through (issue 7). A duplicate follows an earlier effect E
@@ -16,7 +26,8 @@ export type DuplicateCause = 'crash-between-effect-and-completion' | 'completion
  * work had ended and its completion had not been sent (K was waiting for the rest of its
  * batch: the batch-wide window that per-record settlement closes), and for every cause that
  * is no window at all (a lease taken over, an unexplained duplicate).
- * A completion fault is always K's own window: its completion was sent and failed.
+ * A completion fault is always K's own window: its completion was sent and failed. A record the
+ * store forgot went through no window of the middleware's: it counts as anything else.
  */
 export type DuplicateWindow = 'own-record' | 'other'
 
@@ -37,27 +48,32 @@ const windowOf = (cause: DuplicateCause, owner: Invocation, key: string): Duplic
  * a second execution that reached the commit shows instead as a commit refused by that
  * condition ('refused-by-condition'), and counts here as the duplicate it would have been.
  */
-export const findDuplicates = (ledger: Ledger, invocations: ReadonlyMap<string, Invocation>, keyOf: (paymentId: string) => string): DuplicateEffect[] => {
+export const findDuplicates = (ledger: Ledger, invocations: ReadonlyMap<string, Invocation>, keyOf: (paymentId: string) => string, forgot: Forgot = forgotNothing): DuplicateEffect[] => {
   const duplicateEffects: DuplicateEffect[] = []
   for (const [paymentId, effects] of ledger.byPayment) {
     const key = keyOf(paymentId)
     for (let i = 1; i < effects.length; i++) {
       const effect = effects[i] as Effect
       let found: DuplicateEffect | undefined
-      // The nearest earlier effect whose completion never made it to the store explains this one.
+      // The nearest earlier effect whose completion never made it to the store explains this one,
+      // or whose record (its claim, its completion) the store forgot in a restart before this effect.
       for (let j = i - 1; j >= 0 && found === undefined; j--) {
         const before = effects[j] as Effect
         const owner = invocations.get(before.invocationId) as Invocation
-        if (owner.completed.has(key)) continue
-        const cause: DuplicateCause | undefined = owner.dead
-          ? 'crash-between-effect-and-completion'
-          : owner.completionFaults.has(key) ? 'completion-fault' : owner.fencedOut.has(key) ? 'lease-taken-over' : undefined
+        const forgotten = forgot(key, owner.claimed.get(key), effect.at)
+        if (owner.completed.has(key) && !forgotten) continue
+        const cause: DuplicateCause | undefined = owner.completed.has(key)
+          ? 'store-forgot'
+          : owner.dead
+            ? 'crash-between-effect-and-completion'
+            : owner.completionFaults.has(key) ? 'completion-fault' : forgotten ? 'store-forgot' : owner.fencedOut.has(key) ? 'lease-taken-over' : undefined
         if (cause !== undefined) found = { paymentId, effect, cause, window: windowOf(cause, owner, key), after: before }
       }
-      // Or this effect came from an owner whose lease another host had already taken (clock skew):
-      // it charged, then its completion was refused by the fence.
-      if (found === undefined && (invocations.get(effect.invocationId) as Invocation).fencedOut.has(key)) {
-        found = { paymentId, effect, cause: 'lease-taken-over', window: 'other', after: effects[i - 1] as Effect }
+      // Or this effect came from an owner whose lease another host had already taken (clock skew),
+      // or that the store forgot (a restart): it charged, then its completion was refused by the fence.
+      const own = invocations.get(effect.invocationId) as Invocation
+      if (found === undefined && own.fencedOut.has(key)) {
+        found = { paymentId, effect, cause: forgot(key, own.claimed.get(key), effect.at) ? 'store-forgot' : 'lease-taken-over', window: 'other', after: effects[i - 1] as Effect }
       }
       duplicateEffects.push(found ?? { paymentId, effect, cause: 'unexplained', window: 'other', after: effects[i - 1] as Effect })
     }

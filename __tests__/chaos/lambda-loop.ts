@@ -33,6 +33,19 @@ export interface LoopStats {
   stuck: boolean
 }
 
+/**
+ * Faults of the run as a whole, at set virtual times (a store server's crash and restart). The
+ * scheduler runs them between events, when nothing of any invocation is under way.
+ */
+export interface ScheduledFaults {
+  /** When the next one is due (Infinity: none left). */
+  nextAt: () => number
+  /** Runs every one due by `now`. */
+  runDue: (now: number) => Promise<void>
+  /** The run is over: undo what is still in force (a server still down comes back), run nothing more. */
+  finish: (now: number) => Promise<void>
+}
+
 interface Parked<R> { consumer: Consumer<R>, wakeAt: number, killedAs: CrashPhase }
 
 /**
@@ -51,8 +64,9 @@ export const runLambdaLoop = async <R, D extends Batch & { readonly records: rea
   consumers: Array<Consumer<R>>
   stats: LoopStats
   source: SimulatedSource<D>
+  scheduled?: ScheduledFaults
 }): Promise<Map<string, Invocation<D>>> => {
-  const { seed, rates, clock, consumers, stats, source } = run
+  const { seed, rates, clock, consumers, stats, source, scheduled } = run
   const startedAt = clock.now()
   const invocations = new Map<string, Invocation<D>>()
   const parked = new Map<Invocation<D>, Parked<R>>()
@@ -86,6 +100,7 @@ export const runLambdaLoop = async <R, D extends Batch & { readonly records: rea
   for (;;) {
     const now = clock.now()
     const nextProduction = source.produce(now)
+    await scheduled?.runDue(now)
 
     // Parked handlers whose time has come wake up; those past their deadline are killed by Lambda.
     const due = [...parked].filter(([inv, p]) => Math.min(p.wakeAt, inv.deadline) <= now)
@@ -131,6 +146,7 @@ export const runLambdaLoop = async <R, D extends Batch & { readonly records: rea
     const next = Math.min(
       nextProduction,
       source.nextReadyAt(now) ?? Infinity,
+      scheduled?.nextAt() ?? Infinity,
       ...[...parked].map(([inv, p]) => Math.min(p.wakeAt, inv.deadline))
     )
     if (!Number.isFinite(next) || next - startedAt > run.maxVirtualMs) {
@@ -140,6 +156,7 @@ export const runLambdaLoop = async <R, D extends Batch & { readonly records: rea
     clock.advanceTo(next)
   }
   stats.virtualMs = clock.now() - startedAt
+  await scheduled?.finish(clock.now())
 
   // Past every lease (a lease ends at its owner's deadline, in its owner's skewed clock).
   const lastDeadline = Math.max(clock.now(), ...[...invocations.values()].map((i) => i.deadline))

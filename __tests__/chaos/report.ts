@@ -16,6 +16,12 @@ export interface ChaosTotals extends Pick<ChaosReport, Summed> {
   deadLettered: number
   orderViolations: number
   completionsUndone: number
+  /** Of those, undone by a restart of the store's server. */
+  completionsForgotten: number
+  restarts: number
+  recordsForgotten: number
+  outageRefusals: number
+  killsWithAofUnwritten: number
   refusedCommits: Record<string, number>
   failedSeeds: string[]
 }
@@ -27,7 +33,7 @@ const add = (into: Record<string, number>, from: Record<string, number>): void =
 export const emptyTotals = (): ChaosTotals => ({
   runs: 0, messages: 0, producerDuplicates: 0, deliveries: 0, invocations: 0, lostAcks: 0, handlerThrows: 0, transientFailures: 0,
   crashes: {}, faultsInjected: {}, faultsSurfaced: {}, effects: 0, duplicateEffects: {}, duplicateWindows: { 'own-record': 0, other: 0 }, lost: 0, liveLocks: 0, leftoverLocks: {},
-  deadLettered: 0, orderViolations: 0, completionsUndone: 0, refusedCommits: {}, failedSeeds: []
+  deadLettered: 0, orderViolations: 0, completionsUndone: 0, completionsForgotten: 0, restarts: 0, recordsForgotten: 0, outageRefusals: 0, killsWithAofUnwritten: 0, refusedCommits: {}, failedSeeds: []
 })
 
 export const accumulate = (totals: ChaosTotals, report: ChaosReport): void => {
@@ -53,6 +59,11 @@ export const accumulate = (totals: ChaosTotals, report: ChaosReport): void => {
   totals.deadLettered += report.deadLettered
   totals.orderViolations += report.orderViolations.length
   totals.completionsUndone += report.completionsUndone.length
+  totals.completionsForgotten += report.completionsForgotten.length
+  totals.restarts += report.restarts
+  totals.recordsForgotten += report.recordsForgotten
+  totals.outageRefusals += report.outageRefusals
+  totals.killsWithAofUnwritten += report.killsWithAofUnwritten
   add(totals.refusedCommits, report.refusedCommits)
   if (report.violations.length > 0) totals.failedSeeds.push(`${report.profile} ${report.seed}`)
 }
@@ -60,17 +71,25 @@ export const accumulate = (totals: ChaosTotals, report: ChaosReport): void => {
 const sum = (r: Record<string, number>): number => Object.values(r).reduce((a, b) => a + b, 0)
 const list = (r: Record<string, number>): string => Object.entries(r).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'
 
+/** A store server's restarts, in a few words (nothing when it had none). */
+const restartsOf = (r: { restarts: number, recordsForgotten: number, outageRefusals: number, killsWithAofUnwritten: number }, undone: number): string => r.restarts === 0
+  ? ''
+  : `, ${r.restarts} server restarts (${r.recordsForgotten} records lost by them, ${undone} completions undone, ${r.outageRefusals} store requests refused while down, ` +
+    `${r.killsWithAofUnwritten} kills with acknowledged writes still in the AOF buffer)`
+
 /** One line per profile: the figures issue 7 compares before and after. */
 export const describeProfile = (profile: string, t: ChaosTotals): string =>
-  `${profile.padEnd(13)} ${t.runs} runs, ${t.effects} effects, ${sum(t.duplicateEffects)} duplicate effects ` +
-  `(own record's window ${t.duplicateWindows['own-record'] ?? 0}, anything else ${t.duplicateWindows.other ?? 0}), ` +
-  `${t.lost} lost, ${t.liveLocks} live locks, ${t.orderViolations} order violations (FIFO group or partition key), ${t.deadLettered} dead-lettered`
+  `${profile.padEnd(14)} ${t.runs} runs, ${t.effects} effects, ${sum(t.duplicateEffects)} duplicate effects ` +
+  `(own record's window ${t.duplicateWindows['own-record'] ?? 0}, anything else ${t.duplicateWindows.other ?? 0}; ${list(t.duplicateEffects)}), ` +
+  `${t.lost} lost, ${t.liveLocks} live locks, ${t.orderViolations} order violations (FIFO group or partition key), ${t.deadLettered} dead-lettered` +
+  restartsOf(t, t.completionsForgotten)
 
 /** One line per run. */
 export const describeRun = (r: ChaosReport): string =>
   `seed ${r.seed} (${r.label}): ${r.messages} messages (${r.producerDuplicates} producer duplicates), ${r.invocations} invocations, ` +
   `${sum(r.faultsInjected)} faults injected, ${sum(r.crashes)} crashes, ${r.lostAcks} lost acks, ${r.duplicateEffects.length} duplicate effects, ` +
   `${r.lost.length} lost, ${r.leftoverLocks.filter((l) => l.live).length} live locks, ${r.deadLettered} dead-lettered` +
+  restartsOf(r, r.completionsForgotten.length) +
   (r.violations.length === 0 ? '' : `\n  VIOLATIONS (replay with CHAOS_SEED=${r.seed} CHAOS_PROFILE=${r.profile}):\n  - ${r.violations.slice(0, 20).join('\n  - ')}`)
 
 export const describeTotals = (t: ChaosTotals): string => {
@@ -93,7 +112,9 @@ export const describeTotals = (t: ChaosTotals): string => {
     `lapsed locks left:         ${sum(t.leftoverLocks)} (${list(t.leftoverLocks)})`,
     `dead-lettered:             ${t.deadLettered} (DLQ, or a stream's on-failure destination)`,
     `order violations:          ${t.orderViolations} (a FIFO group's or a partition key's later record took effect first)`,
-    `COMPLETED then undone:     ${t.completionsUndone}`,
+    `COMPLETED then undone:     ${t.completionsUndone} (by a server restart: ${t.completionsForgotten})`,
+    `store server restarts:     ${t.restarts} (records lost by them: ${t.recordsForgotten}; store requests refused while down: ${t.outageRefusals}; ` +
+      `kills with acknowledged writes still in the AOF buffer: ${t.killsWithAofUnwritten})`,
     `transact commits refused:  ${sum(t.refusedCommits)} (${list(t.refusedCommits)})`,
     `seeds with violations:     ${t.failedSeeds.length === 0 ? 'none' : t.failedSeeds.join(', ')}`
   ].join('\n')

@@ -4,11 +4,17 @@
  * non-zero when an invariant breaks.
  *
  *   npm run chaos                                         # standard seeds 1..24, contention 1..8, transact 1..8,
- *                                                         # transact-only 1..8, stream 1..8, promises 1..8, 400 payments each
+ *                                                         # transact-only 1..8, stream 1..8, promises 1..8, 400 payments each,
+ *                                                         # and seeds 1..4 of each Redis profile (redis-none, redis-everysec, redis-always)
  *   CHAOS_SEED=17 npm run chaos                           # replay one seed (profile standard)
  *   CHAOS_SEED=5 CHAOS_PROFILE=contention npm run chaos   # replay one contention seed
  *   CHAOS_SEED=2 CHAOS_PROFILE=stream npm run chaos       # replay one Kinesis stream seed
+ *   CHAOS_SEED=3 CHAOS_PROFILE=redis-none npm run chaos   # replay one Redis seed (its restarts too)
  *   CHAOS_SEEDS=100 CHAOS_CONTENTION_SEEDS=20 CHAOS_TRANSACT_SEEDS=20 CHAOS_TRANSACT_ONLY_SEEDS=20 CHAOS_STREAM_SEEDS=20 CHAOS_PAYMENTS=1000 npm run chaos
+ *   CHAOS_SEEDS=0 CHAOS_CONTENTION_SEEDS=0 CHAOS_TRANSACT_SEEDS=0 CHAOS_TRANSACT_ONLY_SEEDS=0 CHAOS_STREAM_SEEDS=0 CHAOS_PROMISES_SEEDS=0 npm run chaos
+ *                                                         # the Redis profiles only (CHAOS_REDIS_SEEDS each; no DynamoDB Local)
+ *
+ * Each Redis run starts its own redis-server (and restarts it); DynamoDB Local is started only when a DynamoDB run is planned.
  */
 import { startDynamoDBLocal } from '../../scripts/dynamodb-local.mjs'
 import { profiles, type Profile } from './configs.js'
@@ -40,28 +46,30 @@ const plan = (): Array<[Profile, number]> => {
     ...seedsOf(numberFrom('CHAOS_TRANSACT_SEEDS', 8)).map((seed): [Profile, number] => ['transact', seed]),
     ...seedsOf(numberFrom('CHAOS_TRANSACT_ONLY_SEEDS', 8)).map((seed): [Profile, number] => ['transact-only', seed]),
     ...seedsOf(numberFrom('CHAOS_STREAM_SEEDS', 8)).map((seed): [Profile, number] => ['stream', seed]),
-    ...seedsOf(numberFrom('CHAOS_PROMISES_SEEDS', 8)).map((seed): [Profile, number] => ['promises', seed])
+    ...seedsOf(numberFrom('CHAOS_PROMISES_SEEDS', 8)).map((seed): [Profile, number] => ['promises', seed]),
+    ...(['redis-none', 'redis-everysec', 'redis-always'] as const).flatMap((profile) => seedsOf(numberFrom('CHAOS_REDIS_SEEDS', 4)).map((seed): [Profile, number] => [profile, seed]))
   ]
 }
 
 const main = async (): Promise<number> => {
   const runs = plan()
   const payments = numberFrom('CHAOS_PAYMENTS', 400)
-  const local = await startDynamoDBLocal()
-  process.env.DYNAMODB_ENDPOINT = local.endpoint
+  const local = runs.some(([profile]) => !profile.startsWith('redis-')) ? await startDynamoDBLocal() : undefined
+  const endpoint = local?.endpoint ?? 'http://127.0.0.1:1 (no DynamoDB run planned)'
+  process.env.DYNAMODB_ENDPOINT = endpoint
   const totals = emptyTotals()
   const byProfile = new Map<string, ChaosTotals>()
   const started = Date.now()
   try {
     for (const [profile, seed] of runs) {
-      const report = await runChaos(profiles[profile](seed, payments, local.endpoint))
+      const report = await runChaos(profiles[profile](seed, payments, endpoint))
       accumulate(totals, report)
       if (!byProfile.has(profile)) byProfile.set(profile, emptyTotals())
       accumulate(byProfile.get(profile) as ChaosTotals, report)
       console.log(describeRun(report))
     }
   } finally {
-    await local.stop()
+    await local?.stop()
   }
   console.log(`\nchaos: ${runs.length} runs in ${((Date.now() - started) / 1000).toFixed(1)} s\n${describeTotals(totals)}`)
   console.log(`\nby profile:\n${[...byProfile].map(([profile, t]) => describeProfile(profile, t)).join('\n')}`)

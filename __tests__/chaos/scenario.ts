@@ -2,7 +2,7 @@ import type middy6 from '@middy/core'
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda'
 import { freshTable } from '../support/dynamodb.js'
 import { audit, type ChaosReport, type Delivered } from './audit.js'
-import { Consumer, idempotencyOptions, sqsShape } from './consumer.js'
+import { Consumer, dynamoDBConnection, idempotencyOptions, sqsShape, type StoreConnection } from './consumer.js'
 import { newFaultCounters } from './store-faults.js'
 import type { Rates } from './fates.js'
 import type { CrashPhase } from './invocation.js'
@@ -11,6 +11,7 @@ import { Ledger } from './ledger.js'
 import { OrdersTable } from './orders.js'
 import { gateway } from './payments.js'
 import { streamFor } from './prng.js'
+import { RedisSite, type RedisSettings, type Restart } from './redis-site.js'
 import { SqsQueue, type Delivery, type QueuedMessage } from './sqs-simulator.js'
 import { runStreamChaos, type StreamSettings } from './stream-scenario.js'
 import { VirtualClock } from './virtual-clock.js'
@@ -53,6 +54,12 @@ export interface ChaosConfig {
   stream?: StreamSettings
   /** How the handler is written: `perRecord` (the default), or returning a promise per record (the promises profile). */
   handler?: 'perRecord' | 'promises'
+  /**
+   * Where the records are kept: DynamoDB Local (the default), or a redis-server of the run's
+   * own (`RedisStore`, ledger effects on the queue only), with its persistence and restarts in `redis`.
+   */
+  store?: 'dynamodb' | 'redis'
+  redis?: RedisSettings
 }
 
 export interface RunStats {
@@ -70,6 +77,13 @@ export interface RunStats {
   stuck: boolean
 }
 
+/** What happened to the store's server, when it runs one of its own (Redis). */
+export interface ServerStats {
+  restarts: Restart[]
+  /** Store requests that failed because the server was down. */
+  outageRefusals: number
+}
+
 /** The counters of a run, all at zero. */
 export const newRunStats = (): RunStats => ({
   messages: 0, producerDuplicates: 0, invocations: 0, deliveries: 0, lostAcks: 0, handlerThrows: 0,
@@ -84,12 +98,26 @@ export const newRunStats = (): RunStats => ({
  * Returns the audit of what happened. (The stream profile runs `runStreamChaos` instead.)
  */
 export const runChaos = async (config: ChaosConfig): Promise<ChaosReport> => {
+  const redis = config.store === 'redis' ? config.redis : undefined
+  if (config.store === 'redis' && (redis === undefined || config.effects !== 'ledger' || config.stream !== undefined)) {
+    throw new Error('chaos: the Redis runs need their redis settings, ledger effects and the queue (RedisStore has no transact)')
+  }
   if (config.stream !== undefined) return await runStreamChaos(config, config.stream)
   const { seed, rates } = config
   const clock = new VirtualClock()
   const startedAt = clock.now()
-  const table = await freshTable()
-  const orders = config.effects === 'ledger' ? undefined : new OrdersTable(table.client)
+  const options = idempotencyOptions(config, { key: 'body.paymentId' })
+  // RedisStore sets each key to expire (PEXPIREAT) just after its record's expiry, and the server
+  // reads that against its own, real clock, while the records' times are the suite's virtual ones.
+  // The virtual clock starts in 2030, ahead of real time, so a key written at virtual time t expires
+  // in real time at t + expiresAfterSeconds (7 days), years from now: no record expires in a run.
+  // Should real time ever catch up with it, the run refuses to start rather than measure expiry.
+  if (redis !== undefined && startedAt + (options.expiresAfterSeconds ?? 0) * 1000 < Date.now() + 24 * 3600 * 1000) {
+    throw new Error('chaos: the virtual clock must start ahead of real time, or the Redis server would expire records during the run')
+  }
+  const site = redis === undefined ? undefined : await RedisSite.start(redis)
+  const table = site === undefined ? await freshTable() : undefined
+  const orders = config.effects === 'ledger' || table === undefined ? undefined : new OrdersTable(table.client)
   await orders?.create()
   const queue = new SqsQueue({
     fifo: config.fifo,
@@ -126,17 +154,19 @@ export const runChaos = async (config: ChaosConfig): Promise<ChaosReport> => {
   stats.oversizedPayments = oversized.size
   const charge = gateway({ seed, rates, permanent, oversized, stats, byId, groups, ledger, clock, ...(orders === undefined ? {} : { orders }) })
 
+  const connections: StoreConnection[] = []
+  for (let i = 0; i < config.consumers; i++) {
+    connections.push(site === undefined ? dynamoDBConnection(config.endpoint, (table as NonNullable<typeof table>).tableName, config.sdkMaxAttempts) : await site.connection())
+  }
   const skews = streamFor(seed, 'skew')
-  const consumers = Array.from({ length: config.consumers }, (_, i) => new Consumer({
+  const consumers = connections.map((connection, i) => new Consumer({
     id: `consumer-${i + 1}`,
     offsetMs: skews.int(-config.maxSkewMs, config.maxSkewMs),
     clock,
-    endpoint: config.endpoint,
-    tableName: table.tableName,
+    connection,
     middy: config.middy,
-    options: idempotencyOptions(config, { key: 'body.paymentId' }),
+    options,
     faults: { seed, rate: rates.storeFault },
-    sdkMaxAttempts: config.sdkMaxAttempts,
     counters,
     charge,
     // Unclaimed records (transact-only) may settle without a request: the slow record waits for quiet instead.
@@ -145,8 +175,11 @@ export const runChaos = async (config: ChaosConfig): Promise<ChaosReport> => {
   }))
 
   let nextSend = 0
+  // The server's crashes and restarts strike while payments are first sent (the busiest time);
+  // producer duplicates and redeliveries keep coming long after.
+  const scheduled = site?.schedule(seed, startedAt, Math.max(startedAt, ...sends.filter((s) => !s.duplicate).map((s) => s.at)))
   const invocations = await runLambdaLoop<SQSRecord, Delivery>({
-    seed, rates, clock, consumers, stats,
+    seed, rates, clock, consumers, stats, ...(scheduled === undefined ? {} : { scheduled }),
     functionTimeoutMs: config.functionTimeoutMs, maxSkewMs: config.maxSkewMs, maxVirtualMs: config.maxVirtualMs,
     source: {
       produce: (now) => {
@@ -169,19 +202,22 @@ export const runChaos = async (config: ChaosConfig): Promise<ChaosReport> => {
       died: () => {}
     }
   })
-  const items = await table.items()
+  const items = site === undefined ? await (table as NonNullable<typeof table>).items() : await site.items()
   // Transact profile: the effects are what the orders table holds, whatever the functions believed.
   const ordersAudit = await orders?.audit()
   for (const effect of ordersAudit?.effects ?? []) ledger.charge(effect)
-  for (const consumer of consumers) consumer.destroy()
+  for (const consumer of consumers) await consumer.close()
   await orders?.drop()
-  await table.drop()
+  await table?.drop()
+  await site?.stop()
   const paymentOf = (body: string): string => (JSON.parse(body) as { paymentId: string }).paymentId
   const delivered: Delivered = {
-    label: `${config.profile}: ${config.fifo ? 'FIFO' : 'standard'} queue, ${config.consumers} consumers, batches of ${config.batchSize}, ${config.middyName}`,
+    label: `${config.profile}: ${config.fifo ? 'FIFO' : 'standard'} queue, ${config.consumers} consumers, batches of ${config.batchSize}, ${config.middyName}` +
+      (redis === undefined ? '' : `, Redis (persistence ${redis.persistence}, ${site?.restarts.length ?? 0} restarts)`),
     lost: queue.messages.filter((m) => m.state === 'deleted' && !ledger.applied(paymentOf(m.body))).map((m) => m.messageId),
     notDrained: queue.messages.filter((m) => m.state === 'available').map((m) => m.messageId),
     deadLettered: queue.deadLetters.length
   }
-  return audit({ config, stats, delivered, ledger, invocations, consumers, items, counters, now: clock.now(), ...(ordersAudit === undefined ? {} : { orders: ordersAudit }) })
+  const server: ServerStats | undefined = site === undefined ? undefined : { restarts: site.restarts, outageRefusals: site.outageRefusals }
+  return audit({ config, stats, delivered, ledger, invocations, consumers, items, counters, now: clock.now(), ...(ordersAudit === undefined ? {} : { orders: ordersAudit }), ...(server === undefined ? {} : { server }) })
 }

@@ -1,7 +1,7 @@
 import type { KinesisStreamRecord } from 'aws-lambda'
 import { freshTable } from '../support/dynamodb.js'
 import { audit, type ChaosReport, type Delivered } from './audit.js'
-import { Consumer, idempotencyOptions } from './consumer.js'
+import { Consumer, dynamoDBConnection, idempotencyOptions } from './consumer.js'
 import { newFaultCounters } from './store-faults.js'
 import { runLambdaLoop } from './lambda-loop.js'
 import { Ledger } from './ledger.js'
@@ -63,14 +63,12 @@ export const runStreamChaos = async (config: ChaosConfig, settings: StreamSettin
     id: `consumer-${i + 1}`,
     offsetMs: skews.int(-config.maxSkewMs, config.maxSkewMs),
     clock,
-    endpoint: config.endpoint,
-    tableName: table.tableName,
+    connection: dynamoDBConnection(config.endpoint, table.tableName, config.sdkMaxAttempts),
     middy: config.middy,
     // No mode: auto recognises `aws:kinesis`. The default key (eventID) differs between a
     // payment and its producer duplicate, so the key is the payment id, from the data.
     options: idempotencyOptions(config, { key: normalize ? 'kinesis.data.paymentId' : (record: KinesisStreamRecord) => paymentOfKinesis(record).paymentId }),
     faults: { seed, rate: rates.storeFault },
-    sdkMaxAttempts: config.sdkMaxAttempts,
     counters,
     charge,
     shape: kinesisShape(normalize)
@@ -103,7 +101,7 @@ export const runStreamChaos = async (config: ChaosConfig, settings: StreamSettin
     }
   })
   const items = await table.items()
-  for (const consumer of consumers) consumer.destroy()
+  for (const consumer of consumers) await consumer.close()
   await table.drop()
   const paymentOf = (data: string): string => (JSON.parse(Buffer.from(data, 'base64').toString()) as { paymentId: string }).paymentId
   const delivered: Delivered = {
