@@ -44,19 +44,21 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
     await claimBatch(config, source, concurrency, records, lease)
     batch.run = records.filter((s) => s.outcome?.kind === 'run')
     for (const state of batch.run) state.phase = 'handed'
-    if (batch.run.length === 0) {
+    // A tumbling window's handler runs even with no record to run: it carries the window's
+    // state, and its final invocation (often with no records) is where the window is processed.
+    // https://docs.aws.amazon.com/lambda/latest/dg/services-kinesis-windows.html
+    const tumbling = (event as { window?: unknown }).window !== undefined
+    if (batch.run.length === 0 && !tumbling) {
       // Nothing to run, so the handler must not be called. Returning early skips every
       // `after` hook, the batch middleware's too, so the answer is already in Lambda's
-      // own `{ batchItemFailures }` shape (DESIGN §3.4, §3.7).
+      // own `{ batchItemFailures }` shape (docs/architecture: the batch flow).
       batch.answered = true
       for (const state of records) {
         const result = resultOf(state)
         if (result.status === 'rejected') config.logger.warn({ message: 'idempotency: record reported failed', id: state.id, error: result.reason })
       }
       reportBatch(batch)
-      // A tumbling window's state goes on unchanged, since no record of this batch ran.
-      const { window, state } = event as { window?: unknown, state?: unknown }
-      return Object.assign(answerBatch(batch, 'native') as object, window === undefined ? {} : { state })
+      return answerBatch(batch, 'native')
     }
     const handed = handOver(event, batch)
     registerBatch(handed, batch)

@@ -81,7 +81,7 @@ describe.each(batchMiddyVersions)('tumbling windows on streams, %s', (_name, mid
   })
 })
 
-test('tumbling windows: a batch of replays only (the handler is not called) carries the window\'s state on unchanged', async () => {
+test('tumbling windows: a batch of replays only still reaches the handler (with no records), which carries the window\'s state', async () => {
   const store = table.store
   const namespace = `window-replay-${Math.random()}`
   const { default: middy } = await import('@middy/core')
@@ -93,4 +93,18 @@ test('tumbling windows: a batch of replays only (the handler is not called) carr
   const invoke = handler as unknown as (e: unknown, c: unknown) => Promise<unknown>
   await invoke({ ...kinesisEvent(records), ...window, state: { total: 0 } }, lambdaContext())
   expect(asLambdaReadsIt(await invoke({ ...kinesisEvent(records), ...window, state: { total: 1 } }, lambdaContext()))).toEqual({ state: { total: 1 }, batchItemFailures: [] })
+})
+
+test('tumbling windows: the final invocation of a window, with no records, reaches the handler', async () => {
+  const { default: middy } = await import('@middy/core')
+  let finals = 0
+  const handler = middy<KinesisStreamEvent>()
+    .use(idempotency({ store: table.store, namespace: `window-final-${Math.random()}`, logger: recordingLogger() }))
+    .handler((async (event: KinesisStreamEvent & { state?: { total: number }, isFinalInvokeForWindow?: boolean }) => {
+      if (event.isFinalInvokeForWindow === true) finals++
+      return { state: event.state, batchItemFailures: [] }
+    }) as never)
+  const event = { ...kinesisEvent([]), window: { start: '2026-11-24T00:00:00Z', end: '2026-11-24T00:05:00Z' }, shardId: 'shardId-000', isFinalInvokeForWindow: true, state: { total: 9 } }
+  expect(asLambdaReadsIt(await (handler as unknown as (e: unknown, c: unknown) => Promise<unknown>)(event, lambdaContext()))).toEqual({ state: { total: 9 }, batchItemFailures: [] })
+  expect(finals).toBe(1)
 })
