@@ -65,7 +65,7 @@ export const redisSection = async (options: RedisOptions): Promise<RedisResult> 
 export const redisReport = ({ rows, bundles, directRttMs, proxiedRttMs, options }: RedisResult): string[] => [
   '## Redis: RedisStore vs Powertools\' cache store',
   '',
-  `Batches of ${options.size} SQS records, ${options.rounds} rounds per implementation and workload, interleaved (who goes first alternates), ` +
+  `Batches of ${options.size} SQS records, ${options.rounds} rounds, each of every workload, interleaved ours, theirs (who goes first alternates), ` +
     `after ${options.warmup} warm-up rounds of each (a warm function); the database emptied before each round; the originals of a redelivery delivered first, untimed. ` +
     'Ours: `idempotency({ store: new RedisStore({ client }) })` + `perRecord` + sqs-partial-batch-failure (`handlers/ours-redis.ts`); ' +
     'theirs: `makeIdempotent` + `CachePersistenceLayer({ client })` + `BatchProcessor`/`processPartialResponse` (`handlers/theirs-redis.ts`); ' +

@@ -113,16 +113,18 @@ export const redisRounds = async (admin: Client, proxy: DelayProxy, contenders: 
     for (const workload of REDIS_WORKLOADS) for (const contender of contenders) await runRedisRound(admin, proxy, contender, workload, size)
   }
   const samples = new Map<string, RedisSample[]>()
-  for (const workload of REDIS_WORKLOADS) {
-    for (let round = 0; round < rounds; round++) {
-      // Who goes first alternates too, so neither always follows the other's garbage.
-      const order = round % 2 === 0 ? contenders : [...contenders].reverse()
+  // Every round runs every workload, so that a change in the machine's load over the run
+  // falls on all workloads alike, not on whichever ran last.
+  for (let round = 0; round < rounds; round++) {
+    // Who goes first alternates too, so neither always follows the other's garbage.
+    const order = round % 2 === 0 ? contenders : [...contenders].reverse()
+    for (const workload of REDIS_WORKLOADS) {
       for (const contender of order) {
         const key = `${contender.implementation}|${workload}`
         samples.set(key, [...(samples.get(key) ?? []), await runRedisRound(admin, proxy, contender, workload, size)])
       }
     }
-    progress(`redis: ${workload} × ${size} done`)
+    if ((round + 1) % 10 === 0 || round + 1 === rounds) progress(`redis: ${round + 1} of ${rounds} rounds of ${size}`)
   }
   return samples
 }
