@@ -9,7 +9,10 @@
  * parent (PING through the proxy) and printed.
  *
  * It also counts what the clients send, on the wire, whatever the client library: commands
- * (RESP arrays, by name) and writes (chunks). Run by `delay-proxy.ts` in its own process, so
+ * (RESP arrays, by name), writes (chunks) and round trips: the writes that came after the
+ * client was given an answer since its previous write, i.e. the times it went on only after
+ * waiting for the server (a pipeline of 100 commands that arrives in several chunks with no
+ * answer in between is one round trip). Run by `delay-proxy.ts` in its own process, so
  * that the bench's own CPU work does not delay the forwarding. Bounded: loopback only, at most
  * MAX_CONNECTIONS, a source is paused while MAX_QUEUED_BYTES wait, and it exits when its parent
  * goes away (IPC disconnect) or after MAX_LIFETIME_MS whatever happens.
@@ -29,7 +32,7 @@ const delayMs = Number(process.argv[3])
 if (!Number.isInteger(targetPort) || !(delayMs >= 0)) throw new Error('usage: delay-proxy-child <redis port> <delay ms>')
 
 /** What the clients sent, since the proxy started. */
-const counts = { commands: {} as Record<string, number>, writes: 0, bytes: 0 }
+const counts = { commands: {} as Record<string, number>, writes: 0, roundTrips: 0, bytes: 0 }
 
 /**
  * Counts the commands in a client's byte stream (RESP: `*N` then N `$len` bulk strings; an
@@ -114,8 +117,15 @@ const server = createServer((client) => {
   client.setNoDelay(true)
   redis.setNoDelay(true)
   const count = commandCounter()
-  pipeDelayed(client, redis, delayMs, (chunk) => { counts.writes++; counts.bytes += chunk.length; count(chunk) })
-  pipeDelayed(redis, client, 0)
+  let answered = true // the connection's first write starts a round trip too
+  pipeDelayed(client, redis, delayMs, (chunk) => {
+    counts.writes++
+    if (answered) counts.roundTrips++
+    answered = false
+    counts.bytes += chunk.length
+    count(chunk)
+  })
+  pipeDelayed(redis, client, 0, () => { answered = true })
   client.on('error', () => redis.destroy())
   redis.on('error', () => client.destroy())
 })

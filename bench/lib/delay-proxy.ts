@@ -9,8 +9,8 @@ import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import { median } from './stats.js'
 
-/** What the clients sent through the proxy: commands by (lowercase) name, writes (chunks) and bytes. */
-export interface WireCounts { commands: Record<string, number>, writes: number, bytes: number }
+/** What the clients sent through the proxy: commands by (lowercase) name, writes (chunks), round trips (writes after an answer) and bytes. */
+export interface WireCounts { commands: Record<string, number>, writes: number, roundTrips: number, bytes: number }
 
 export interface DelayProxy {
   port: number
@@ -64,6 +64,7 @@ export const wireDiff = (before: WireCounts, after: WireCounts): WireCounts => (
     .map(([name, n]) => [name, n - (before.commands[name] ?? 0)] as const)
     .filter(([, n]) => n > 0)),
   writes: after.writes - before.writes,
+  roundTrips: after.roundTrips - before.roundTrips,
   bytes: after.bytes - before.bytes
 })
 

@@ -24,6 +24,8 @@ export interface RedisRow {
   ranPerRecord: number
   ran: Record<string, number>
   writesPerBatch: number
+  roundTripsPerBatch: number
+  bytesPerRecord: number
   failedPerBatch: number
   runsPerBatch: number
   /** Every sample's two counts agree: each command sent was run; EVAL/EVALSHA (never run by a script) as often as sent; without scripts, the same totals. */
@@ -60,6 +62,8 @@ export const summariseRedis = (implementation: 'ours' | 'theirs', workload: Work
     ranPerRecord: total(ran),
     ran,
     writesPerBatch: median(samples.map((s) => s.writes)),
+    roundTripsPerBatch: median(samples.map((s) => s.roundTrips)),
+    bytesPerRecord: mean(samples.map((s) => s.bytes)) / (samples[0]?.records ?? 1),
     failedPerBatch: mean(samples.map((s) => s.failed)),
     runsPerBatch: mean(samples.map((s) => s.runs)),
     countsAgree: samples.every(agree)
@@ -70,10 +74,10 @@ const breakdown = (counts: Record<string, number>): string =>
   Object.entries(counts).map(([name, n]) => `${name.toUpperCase()} ${fmt(n, 3)}`).join(' + ') || '—'
 
 export const redisRowsTable = (rows: RedisRow[]): string => table(
-  ['impl', 'workload', 'rounds', 'median ms', 'p95 ms', 'node CPU ms', 'commands/rec', 'sent per record', 'server calls/rec (in scripts too)', 'client writes/batch', 'failed/batch', 'ran/batch', 'counts agree'],
+  ['impl', 'workload', 'rounds', 'median ms', 'p95 ms', 'node CPU ms', 'round trips/batch', 'commands/rec', 'sent per record', 'server calls/rec (in scripts too)', 'bytes sent/rec', 'client writes/batch', 'failed/batch', 'ran/batch', 'counts agree'],
   rows.map((r) => [
-    r.implementation, r.workload, String(r.rounds), fmt(r.medianMs, 1), fmt(r.p95Ms, 1), fmt(r.cpuMs, 1), fmt(r.commandsPerRecord, 3), breakdown(r.sent),
-    `${fmt(r.ranPerRecord, 3)}: ${breakdown(r.ran)}`, fmt(r.writesPerBatch, 0), fmt(r.failedPerBatch, 1), fmt(r.runsPerBatch, 1), r.countsAgree ? 'yes' : '**no**'
+    r.implementation, r.workload, String(r.rounds), fmt(r.medianMs, 1), fmt(r.p95Ms, 1), fmt(r.cpuMs, 1), fmt(r.roundTripsPerBatch, 1), fmt(r.commandsPerRecord, 3), breakdown(r.sent),
+    `${fmt(r.ranPerRecord, 3)}: ${breakdown(r.ran)}`, fmt(r.bytesPerRecord, 0), fmt(r.writesPerBatch, 0), fmt(r.failedPerBatch, 1), fmt(r.runsPerBatch, 1), r.countsAgree ? 'yes' : '**no**'
   ])
 )
 
@@ -81,12 +85,13 @@ const pairOf = (rows: RedisRow[], workload: Workload): [RedisRow | undefined, Re
   [rows.find((r) => r.implementation === 'ours' && r.workload === workload), rows.find((r) => r.implementation === 'theirs' && r.workload === workload)]
 
 export const redisRatiosTable = (rows: RedisRow[]): string => table(
-  ['workload', 'median time', 'p95 time', 'node CPU', 'commands sent', 'server calls', 'client writes'],
+  ['workload', 'median time', 'p95 time', 'node CPU', 'round trips', 'commands sent', 'server calls', 'bytes sent'],
   [...new Set(rows.map((r) => r.workload))].map((workload) => {
     const [o, t] = pairOf(rows, workload)
-    if (o === undefined || t === undefined) return [workload, 'n/a', 'n/a', 'n/a', 'n/a', 'n/a', 'n/a']
+    if (o === undefined || t === undefined) return [workload, 'n/a', 'n/a', 'n/a', 'n/a', 'n/a', 'n/a', 'n/a']
     return [workload, fmt(ratio(o.medianMs, t.medianMs)), fmt(ratio(o.p95Ms, t.p95Ms)), fmt(ratio(o.cpuMs, t.cpuMs)),
-      fmt(ratio(o.commandsPerRecord, t.commandsPerRecord), 3), fmt(ratio(o.ranPerRecord, t.ranPerRecord), 3), fmt(ratio(o.writesPerBatch, t.writesPerBatch))]
+      fmt(ratio(o.roundTripsPerBatch, t.roundTripsPerBatch)), fmt(ratio(o.commandsPerRecord, t.commandsPerRecord), 3), fmt(ratio(o.ranPerRecord, t.ranPerRecord), 3),
+      fmt(ratio(o.bytesPerRecord, t.bytesPerRecord))]
   })
 )
 

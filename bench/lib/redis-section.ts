@@ -82,7 +82,9 @@ export const redisReport = ({ rows, bundles, directRttMs, proxiedRttMs, options 
     'Server calls: `INFO commandstats` before and after the timed batch (the bench\'s own INFO and FLUSHDB left out), which also counts each ' +
     'command a Lua script runs: ours sends one `EVALSHA` per claim or completion, and the server runs the script\'s `HGETALL`/`HGET`/`HSET`/`PEXPIREAT` inside it, ' +
     'all in one round trip. counts agree: every command sent was run, `EVAL`/`EVALSHA` exactly as often as sent, and without scripts the same totals. ' +
-    'client writes/batch: chunks the client wrote (median); each waits one delay, so they bound the round trips a batch waits for from below. ' +
+    'round trips/batch (median): the client\'s writes that came after it was given an answer, i.e. the times the batch waited for the server; ' +
+    'each pays the delay once, and the commands written together share it. client writes/batch: all its writes (a pipeline of more than about 16 KB ' +
+    'leaves the client in several). bytes sent/rec: what the client wrote, per record. ' +
     'ran/batch: calls of the business function (a duplicate must not run). Times are printed, never asserted.',
   '',
   '### Ratios ours / theirs (below 1: ours is lower)',

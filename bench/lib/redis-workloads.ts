@@ -34,8 +34,12 @@ export interface RedisSample {
   records: number
   /** Commands the client sent, by name (the proxy). */
   sent: Record<string, number>
-  /** Writes (chunks) the client sent: each is at least one round trip's worth of waiting, shared by the commands in it. */
+  /** Writes (chunks) the client sent. */
   writes: number
+  /** Writes that followed an answer: the round trips the batch waited for, each paying the proxy's delay once. */
+  roundTrips: number
+  /** Bytes the client sent. */
+  bytes: number
   /** Commands the server ran, by name, those inside Lua scripts included (INFO commandstats). */
   ran: Record<string, number>
   failed: number
@@ -96,6 +100,8 @@ export const runRedisRound = async (admin: Client, proxy: DelayProxy, contender:
     records: round.timed.Records.length,
     sent: wire.commands,
     writes: wire.writes,
+    roundTrips: wire.roundTrips,
+    bytes: wire.bytes,
     ran: statsDiff(statsBefore, await commandStats(admin)),
     failed: failedCount(response),
     runs
