@@ -39,22 +39,25 @@ export const redisSection = async (options: RedisOptions): Promise<RedisResult> 
   const server = await startRedisServer()
   try {
     const proxy = await startDelayProxy(server.port, delayMs)
-    // The admin connection goes straight to the server: emptying the database and reading
-    // the command stats are neither delayed nor counted on the wire.
-    const admin = await connectClient(server.url)
-    const contenders = await redisContenders(proxy, options.oursConcurrency)
     try {
-      const directRttMs = await pingRoundTripMs(server.port)
-      const proxiedRttMs = await pingRoundTripMs(proxy.port)
-      progress(`redis: round trip ${fmt(directRttMs, 3)} ms direct, ${fmt(proxiedRttMs, 3)} ms through the proxy`)
-      const samples = await redisRounds(admin, proxy, contenders, size, { rounds, warmup: options.warmup }, progress)
-      const rows = REDIS_WORKLOADS.flatMap((workload) => contenders.map((c) =>
-        summariseRedis(c.implementation, workload, samples.get(`${c.implementation}|${workload}`) ?? [])))
-      progress('redis: bundles and cold imports')
-      const bundles = await redisBundles(options.coldImports)
-      return { rows, bundles, directRttMs, proxiedRttMs, options }
+      // The admin connection goes straight to the server: emptying the database and reading
+      // the command stats are neither delayed nor counted on the wire.
+      const admin = await connectClient(server.url)
+      const contenders = await redisContenders(proxy, options.oursConcurrency).catch(async (error: unknown) => { admin.destroy(); throw error })
+      try {
+        const directRttMs = await pingRoundTripMs(server.port)
+        const proxiedRttMs = await pingRoundTripMs(proxy.port)
+        progress(`redis: round trip ${fmt(directRttMs, 3)} ms direct, ${fmt(proxiedRttMs, 3)} ms through the proxy`)
+        const samples = await redisRounds(admin, proxy, contenders, size, { rounds, warmup: options.warmup }, progress)
+        const rows = REDIS_WORKLOADS.flatMap((workload) => contenders.map((c) =>
+          summariseRedis(c.implementation, workload, samples.get(`${c.implementation}|${workload}`) ?? [])))
+        progress('redis: bundles and cold imports')
+        const bundles = await redisBundles(options.coldImports)
+        return { rows, bundles, directRttMs, proxiedRttMs, options }
+      } finally {
+        for (const client of [admin, ...contenders.map((c) => c.client)]) client.destroy()
+      }
     } finally {
-      for (const client of [admin, ...contenders.map((c) => c.client)]) client.destroy()
       await proxy.stop()
     }
   } finally {
