@@ -9,7 +9,7 @@
  */
 import type { Context, SQSEvent } from 'aws-lambda'
 import { performance } from 'node:perf_hooks'
-import { createClient } from 'redis'
+import { createClient, type RedisClientType } from 'redis'
 import { createOursRedisHandler } from '../handlers/ours-redis.js'
 import { createTheirsRedisHandler } from '../handlers/theirs-redis.js'
 import { workCounter } from '../handlers/work.js'
@@ -20,9 +20,11 @@ export const REDIS_WORKLOADS: Workload[] = ['all new', 'all duplicates', 'half a
 
 type Invoke = (event: SQSEvent, context: Context) => Promise<unknown>
 
+/** A node-redis client (named here: its inferred type would point into node_modules). */
+export type Client = RedisClientType
+
 /** A node-redis client connected to `url` (both contenders' clients, and the bench's own). */
-export const connectClient = async (url: string) => await createClient({ url }).connect()
-export type Client = Awaited<ReturnType<typeof connectClient>>
+export const connectClient = async (url: string): Promise<Client> => await createClient({ url }).connect()
 
 export interface RedisContender { implementation: 'ours' | 'theirs', client: Client, invoke: Invoke }
 
