@@ -1,9 +1,10 @@
 /**
  * `npm run bench`: middy-idempotency against Powertools for AWS Lambda (TypeScript)
- * idempotency, per SQS record, on one DynamoDB Local started (and stopped) here.
+ * idempotency, per SQS record, on one DynamoDB Local started (and stopped) here, and, in the
+ * `redis` section, RedisStore against Powertools' cache store on a redis-server started here.
  * See bench/README.md for what is measured and how. Flags: --quick (a few rounds only),
- * --no-memory, --no-bundle, --no-timeout, --no-transact, --only SECTION[,SECTION] (sections:
- * throughput, timeout, transact, memory, bundle; e.g. `--only transact`). Timing is printed, never asserted.
+ * --no-memory, --no-bundle, --no-timeout, --no-transact, --no-redis, --only SECTION[,SECTION] (sections:
+ * throughput, timeout, transact, memory, bundle, redis; e.g. `--only transact`). Timing is printed, never asserted.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import { execFileSync } from 'node:child_process'
@@ -17,6 +18,8 @@ import { PRICES } from './lib/capacity.js'
 import { WORKLOADS, type Workload } from './lib/events.js'
 import { measureMemory, type MemoryResult } from './lib/memory.js'
 import { fmt, ratio, ratiosTable, rowsTable, summarise, table, type Row } from './lib/report.js'
+import { redisReport, redisSection, type RedisResult } from './lib/redis-section.js'
+import { redisTargets } from './lib/redis-report.js'
 import { contenders, runRound, type Sample } from './lib/throughput.js'
 import { TIMEOUT_NOTE, timeoutInABatch, timeoutTable, type TimeoutRow } from './lib/timeout-batch.js'
 import { TRANSACT_NOTE, transactRatiosTable, transactTable, transactTargets, transactWorkloads, type TransactRow } from './lib/transact-workloads.js'
@@ -24,7 +27,7 @@ import { TRANSACT_NOTE, transactRatiosTable, transactTable, transactTargets, tra
 const argv = process.argv.slice(2)
 const args = new Set(argv)
 const quick = args.has('--quick')
-const SECTIONS = ['throughput', 'timeout', 'transact', 'memory', 'bundle'] as const
+const SECTIONS = ['throughput', 'timeout', 'transact', 'memory', 'bundle', 'redis'] as const
 type Section = typeof SECTIONS[number]
 // `--only transact` or `--only=transact,timeout`: those sections and no other.
 const onlyValue = argv.find((a) => a.startsWith('--only='))?.slice('--only='.length) ?? (argv.includes('--only') ? argv[argv.indexOf('--only') + 1] : undefined)
@@ -42,6 +45,14 @@ const BIG_BATCH = 10_000
 const TIMEOUT_ROUNDS = quick ? 1 : 3
 // A 1,000-record transact round is about 12 s for ours on DynamoDB Local (transactions are its slowest request).
 const TRANSACT_ROUNDS: Record<number, number> = quick ? { 10: 3, 100: 1, 1000: 1 } : { 10: 9, 100: 5, 1000: 2 }
+// A Redis round of 100 records is tens of milliseconds: rounds are cheap, and the machine is noisy.
+const REDIS_SIZE = 100
+const REDIS_ROUNDS = quick ? 5 : 31
+const REDIS_WARMUP = quick ? 3 : 10
+// What the proxy adds to each write of a client: about one round trip within an AZ.
+const REDIS_DELAY_MS = Number(process.env.BENCH_REDIS_DELAY_MS ?? 1)
+// Ours' `concurrency` in the redis section, to see what the default (50) costs in round trips.
+const REDIS_CONCURRENCY = process.env.BENCH_REDIS_CONCURRENCY === undefined ? undefined : Number(process.env.BENCH_REDIS_CONCURRENCY)
 
 // Both implementations prefix their keys with the function name; give them the same one.
 process.env.AWS_LAMBDA_FUNCTION_NAME ??= 'bench-consumer'
@@ -83,7 +94,7 @@ const throughput = async (endpoint: string): Promise<Row[]> => {
 const find = (rows: Row[], implementation: string, workload: Workload, size: number): Row =>
   rows.find((r) => r.implementation === implementation && r.workload === workload && r.size === size) as Row
 
-const targets = (rows: Row[], bundles: BundleResult[], imports: Map<string, number[]>, timeouts: TimeoutRow[], transacts: TransactRow[]): string => {
+const targets = (rows: Row[], bundles: BundleResult[], imports: Map<string, number[]>, timeouts: TimeoutRow[], transacts: TransactRow[], redis: RedisResult | undefined): string => {
   const lines: string[][] = []
   const check = (name: string, measured: number, limit: number, unit: string): void => {
     lines.push([name, `${fmt(measured, 3)}${unit}`, `≤ ${limit}${unit}`, measured <= limit ? 'PASS' : 'MISS'])
@@ -114,6 +125,7 @@ const targets = (rows: Row[], bundles: BundleResult[], imports: Map<string, numb
     check(`timeout in a batch of 10: finished records re-run (${t.contender}, absolute)`, t.finishedReRun, 0, '')
   }
   lines.push(...transactTargets(transacts))
+  if (redis !== undefined) lines.push(...redisTargets(redis.rows, redis.bundles, REDIS_SIZE))
   return table(['target', 'measured', 'wanted', ''], lines)
 }
 
@@ -122,7 +134,7 @@ const main = async (): Promise<void> => {
   say('# middy-idempotency vs Powertools idempotency: SQS per-record benchmark')
   say()
   say(`Machine at start: ${machine()}`)
-  say(`Rounds per implementation (interleaved A/B, fresh tables each round, after one warm-up round of each workload at 100): ${SIZES.map((s) => `batch ${s}: ${ROUNDS[s]}`).join(', ')}${quick ? ' (--quick)' : ''}; transact workloads: ${SIZES.map((s) => `batch ${s}: ${TRANSACT_ROUNDS[s]}`).join(', ')}`)
+  say(`Rounds per implementation (interleaved A/B, fresh tables each round, after one warm-up round of each workload at 100): ${SIZES.map((s) => `batch ${s}: ${ROUNDS[s]}`).join(', ')}${quick ? ' (--quick)' : ''}; transact workloads: ${SIZES.map((s) => `batch ${s}: ${TRANSACT_ROUNDS[s]}`).join(', ')}; redis: batch ${REDIS_SIZE}: ${REDIS_ROUNDS} after ${REDIS_WARMUP} warm-up rounds`)
   if (only !== undefined) say(`Sections run (--only): ${only.join(', ')}`)
   say()
 
@@ -130,27 +142,36 @@ const main = async (): Promise<void> => {
   let memory: MemoryResult[] = []
   let timeouts: TimeoutRow[] = []
   let transacts: TransactRow[] = []
-  const ddb = await startDynamoDBLocal()
-  try {
-    if (runs('throughput')) rows = await throughput(ddb.endpoint)
-    if (runs('timeout')) {
-      progress('timeout in a batch')
-      timeouts = await timeoutInABatch(ddb.endpoint, TIMEOUT_ROUNDS)
-    }
-    if (runs('transact')) transacts = await transactWorkloads(ddb.endpoint, SIZES, TRANSACT_ROUNDS, progress)
-    if (runs('memory')) {
-      progress(`${BIG_BATCH}-record batch in a child process`)
-      memory = [await measureMemory(ddb.endpoint, BIG_BATCH, 'new', 50)]
-      // Is the bound honoured by the bulk read of redeliveries too? A small bound makes it visible cheaply.
-      progress('1,000 redelivered records with concurrency 4 in a child process')
-      memory.push(await measureMemory(ddb.endpoint, 1000, 'duplicates', 4))
-      if (args.has('--unbounded')) {
-        progress(`${BIG_BATCH}-record batch with an unbounded fan-out (concurrency ${BIG_BATCH})`)
-        memory.push(await measureMemory(ddb.endpoint, BIG_BATCH, 'new', BIG_BATCH))
+  let redis: RedisResult | undefined
+  // DynamoDB Local only for the sections that use it (`--only redis` needs none).
+  const ddb = (['throughput', 'timeout', 'transact', 'memory'] as const).some(runs) ? await startDynamoDBLocal() : undefined
+  if (ddb !== undefined) {
+    try {
+      if (runs('throughput')) rows = await throughput(ddb.endpoint)
+      if (runs('timeout')) {
+        progress('timeout in a batch')
+        timeouts = await timeoutInABatch(ddb.endpoint, TIMEOUT_ROUNDS)
       }
+      if (runs('transact')) transacts = await transactWorkloads(ddb.endpoint, SIZES, TRANSACT_ROUNDS, progress)
+      if (runs('memory')) {
+        progress(`${BIG_BATCH}-record batch in a child process`)
+        memory = [await measureMemory(ddb.endpoint, BIG_BATCH, 'new', 50)]
+        // Is the bound honoured by the bulk read of redeliveries too? A small bound makes it visible cheaply.
+        progress('1,000 redelivered records with concurrency 4 in a child process')
+        memory.push(await measureMemory(ddb.endpoint, 1000, 'duplicates', 4))
+        if (args.has('--unbounded')) {
+          progress(`${BIG_BATCH}-record batch with an unbounded fan-out (concurrency ${BIG_BATCH})`)
+          memory.push(await measureMemory(ddb.endpoint, BIG_BATCH, 'new', BIG_BATCH))
+        }
+      }
+    } finally {
+      await ddb.stop()
     }
-  } finally {
-    await ddb.stop()
+  }
+  if (runs('redis')) {
+    redis = await redisSection({
+      size: REDIS_SIZE, rounds: REDIS_ROUNDS, warmup: REDIS_WARMUP, coldImports: COLD_IMPORTS, delayMs: REDIS_DELAY_MS, oursConcurrency: REDIS_CONCURRENCY, progress
+    })
   }
 
   if (rows.length > 0) {
@@ -213,9 +234,11 @@ const main = async (): Promise<void> => {
     ;({ bundles, imports } = await bundleSection(COLD_IMPORTS, say))
   }
 
+  if (redis !== undefined) for (const line of redisReport(redis)) say(line)
+
   say('## Targets')
   say()
-  say(targets(rows, bundles, imports, timeouts, transacts))
+  say(targets(rows, bundles, imports, timeouts, transacts, redis))
   say()
   say(`Machine at end: ${machine()}. Total ${fmt((Date.now() - started) / 1000, 0)} s.`)
 

@@ -14,7 +14,15 @@ import type { Implementation } from './tables.js'
 /** One input file of a bundle and the bytes it left in the (minified) output, from esbuild's metafile. */
 export interface BundledSource { path: string, bytes: number }
 
-export interface BundleResult { implementation: Implementation | string, file: string, bytes: number, gzipBytes: number, sources: BundledSource[] }
+export interface BundleResult {
+  implementation: Implementation | string
+  file: string
+  bytes: number
+  gzipBytes: number
+  sources: BundledSource[]
+  /** What the bundle still imports at run time (packages left external, `node:` built-ins), from the metafile. */
+  externalImports: string[]
+}
 
 // Inside the repository, so the external @aws-sdk/* packages resolve from its node_modules.
 const outDir = fileURLToPath(new URL('../results/bundles/', import.meta.url))
@@ -45,7 +53,8 @@ export const bundleEntry = async (name: string, entry: string, external: string[
   const content = readFileSync(file)
   const output = Object.values(metafile.outputs)[0]
   const sources = Object.entries(output?.inputs ?? {}).map(([path, { bytesInOutput }]) => ({ path, bytes: bytesInOutput })).filter((s) => s.bytes > 0)
-  return { implementation: name, file, bytes: content.byteLength, gzipBytes: gzipSync(content, { level: 9 }).byteLength, sources }
+  const externalImports = [...new Set((output?.imports ?? []).filter((i) => i.external === true).map((i) => i.path))].sort()
+  return { implementation: name, file, bytes: content.byteLength, gzipBytes: gzipSync(content, { level: 9 }).byteLength, sources, externalImports }
 }
 
 /**
