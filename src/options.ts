@@ -84,6 +84,9 @@ export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => 
 
   return {
     ...defaults,
+    // The store knows how many requests it takes at once (a pipelining Redis client, far more
+    // than the SDK's 50 sockets); the option, when set, still decides.
+    ...(typeof store.limits?.concurrency === 'number' ? { concurrency: store.limits.concurrency } : {}),
     ...stripUndefined(options),
     namespace: options.namespace ?? process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'middy-idempotency',
     logger: options.logger === false ? silent : options.logger ?? console

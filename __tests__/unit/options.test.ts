@@ -26,3 +26,12 @@ test('DynamoDBStore refuses a misspelt option too', async () => {
   const { DynamoDBStore } = await import('../../src/dynamodb.js')
   expect(() => new DynamoDBStore({ tableName: 'T', tablename: 'U' } as never)).toThrow(new IdempotencyConfigError("DynamoDBStore: unknown option 'tablename' (did you mean 'tableName'?)"))
 })
+
+test("a store's own concurrency is the default, and the option still decides", async () => {
+  const { RedisStore } = await import('../../src/redis.js')
+  const { resolveOptions } = await import('../../src/options.js')
+  const store = new RedisStore({ client: { sendCommand: async () => null } })
+  expect(resolveOptions({ store }).concurrency).toBe(1000)
+  expect(resolveOptions({ store, concurrency: 7 }).concurrency).toBe(7)
+  expect(resolveOptions({ store: new MemoryStore() }).concurrency).toBe(50)
+})

@@ -96,7 +96,7 @@ describe('consumers of the packed tarball', () => {
       const store = new m.RedisStore({ client: { sendCommand: async () => null } })
       console.log(JSON.stringify({ keys: Object.keys(m).filter((k) => k !== '__esModule').sort(), limits: store.limits, sdkLoaded: ${sdkLoaded} }))
     `
-    const expected = { keys: ['RedisStore'], limits: { maxResponseBytes: 1024 * 1024, maxReadKeys: 1000 }, sdkLoaded: false }
+    const expected = { keys: ['RedisStore'], limits: { maxResponseBytes: 1024 * 1024, maxReadKeys: 1000, concurrency: 1000 }, sdkLoaded: false }
     expect(run('redis.mjs', probe("await import('middy-idempotency/redis')", 'false'))).toEqual(expected)
     // CommonJS shows every module it loaded in require.cache, ES modules loaded by require() included.
     expect(run('redis.cjs', probe("require('middy-idempotency/redis')", "Object.keys(require.cache).some((path) => path.includes('@aws-sdk'))"))).toEqual(expected)

@@ -93,7 +93,8 @@ export class RedisStore implements IdempotencyStore {
     if (!Number.isSafeInteger(maxResponseBytes) || maxResponseBytes <= 0) throw new IdempotencyConfigError('RedisStore: maxResponseBytes must be a positive integer')
     this.#connection = connect(options.client)
     this.#prefix = keyPrefix
-    this.limits = { maxResponseBytes, maxReadKeys: MAX_READ_KEYS }
+    // One connection pipelines every request: a whole batch of claims is one round trip.
+    this.limits = { maxResponseBytes, maxReadKeys: MAX_READ_KEYS, concurrency: MAX_READ_KEYS }
   }
 
   async claim (record: ClaimRecord, nowMs: number): Promise<IdempotencyRecord | undefined> {
