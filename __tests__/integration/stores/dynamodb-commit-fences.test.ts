@@ -100,4 +100,32 @@ describe("effects: 'transact-only' across hosts whose clocks differ", () => {
     expect(await ledgerEntry(`${namespace}-effect`)).toBeUndefined()
     expect((await table.store.read([storedKey(namespace, record.messageId)])).get(storedKey(namespace, record.messageId))).toMatchObject({ status: 'IN_PROGRESS', leaseToken: 'other' })
   })
+
+  test('a redelivery read in bulk: a lease only a clock running ahead sees lapsed is answered in progress from the read, and the work does not run', async () => {
+    const namespace = `skew-read-${uid()}`
+    const record = sqsRecord({ paymentId: uid() }, { receiveCount: 2 })
+    await table.store.claim(claimOf(storedKey(namespace, record.messageId), 'other', 10_000), NOW)
+    let ran = 0
+    const handler = middy<SQSEvent>()
+      .use(sqsPartialBatchFailure({ logger: false as never }))
+      .use(idempotency({ store: table.store, namespace, effects: 'transact-only', clockSkewMs: 2000, now: () => NOW + 10_500, logger: false }))
+      .handler(perRecord(async (_r: unknown, { transact }) => { ran++; transact(entry(`${namespace}-effect`, 'ahead')) }))
+    const response = await (handler as unknown as (e: unknown, c: unknown) => Promise<unknown>)(sqsEvent([record]), lambdaContext())
+    expect(failedIds(response)).toEqual([record.messageId])
+    expect(ran).toBe(0)
+  })
+
+  test("keeping an unclaimed failure FAILED (onFailure 'fail') does not take over a lease only a clock running ahead sees lapsed", async () => {
+    const namespace = `skew-fail-${uid()}`
+    const record = sqsRecord({ paymentId: uid() })
+    const key = storedKey(namespace, record.messageId)
+    await table.store.claim(claimOf(key, 'other', 10_000), NOW)
+    const handler = middy<SQSEvent>()
+      .use(sqsPartialBatchFailure({ logger: false as never }))
+      .use(idempotency({ store: table.store, namespace, effects: 'transact-only', onFailure: 'fail', clockSkewMs: 2000, now: () => NOW + 10_500, logger: false }))
+      .handler(perRecord(async () => { throw new Error('declined') }))
+    const response = await (handler as unknown as (e: unknown, c: unknown) => Promise<unknown>)(sqsEvent([record]), lambdaContext())
+    expect(failedIds(response)).toEqual([record.messageId])
+    expect((await table.store.read([key])).get(key)).toMatchObject({ status: 'IN_PROGRESS', leaseToken: 'other' })
+  })
 })
