@@ -51,7 +51,7 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
     if (batch.run.length === 0 && !tumbling) {
       // Nothing to run, so the handler must not be called. Returning early skips every
       // `after` hook, the batch middleware's too, so the answer is already in Lambda's
-      // own `{ batchItemFailures }` shape (docs/architecture: the batch flow).
+      // own `{ batchItemFailures }` shape (README: What happens on each path).
       batch.answered = true
       for (const state of records) {
         const result = resultOf(state)

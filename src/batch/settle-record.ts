@@ -32,7 +32,7 @@ export const settleRecord = async (batch: BatchState, state: RecordState, result
     } else if (batch.timedOut || deadlineWithin(batch.context, batch.timeoutMarginMs)) {
       // Failed after Middy's timeout, or so close to the deadline that it most likely is one
       // (a socket cut, an aborted request; `timeoutMarginMs`): a request may be out whose effect
-      // landed. Keep the lease (docs: Timeouts): it lapses at the deadline.
+      // landed. Keep the lease (README: Timeouts): it lapses at the deadline.
       settlement = { result, kind: 'timed-out' }
     } else {
       await applyOnFailure(config, unit, hold, result.reason)
