@@ -83,6 +83,35 @@ describe('a throttled TransactWriteItems (after the SDK\'s retries) applied noth
   })
 })
 
+describe('throttled in the end after several attempts, a commit may have landed on an earlier one: it is read back, never released blindly', () => {
+  const throttledAfter = (attempts: number) => Object.assign(new Error('Rate of requests exceeds the allowed throughput'), { name: 'ThrottlingException', $fault: 'client', $metadata: { httpStatusCode: 400, attempts } })
+
+  test('the first attempt landed and its answer was lost, the retries were throttled: the record is COMPLETED, reported done', async () => {
+    const sender = { send: async (command: unknown) => {
+      if (!(command instanceof TransactWriteItemsCommand)) return await table.client.send(command as never)
+      await table.client.send(command)
+      throw throttledAfter(3)
+    } } as unknown as Client
+    const { namespace, outcomes, run } = consumer(async (record, { transact }) => {
+      transact({ Put: { TableName: ordersTable, Item: { orderId: `landed-${Math.random()}` } } })
+    }, { client: sender, onFailure: 'fail' })
+    const record = sqsRecord({ n: 1 })
+    expect(failedIds(await run([record]))).toEqual([])
+    expect(await statusesOf(namespace)).toEqual(['COMPLETED'])
+    expect(outcomes[0]?.kind).toBe('completed')
+  })
+
+  test('no attempt landed (the record is still ours, IN_PROGRESS): released, reported failed', async () => {
+    const sender = { send: async (command: unknown) => command instanceof TransactWriteItemsCommand ? await Promise.reject(throttledAfter(3)) : await table.client.send(command as never) } as unknown as Client
+    const { namespace, run } = consumer(async (record, { transact }) => {
+      transact({ Put: { TableName: ordersTable, Item: { orderId: `not-landed-${Math.random()}` } } })
+    }, { client: sender, onFailure: 'fail' })
+    const record = sqsRecord({ n: 2 })
+    expect(failedIds(await run([record]))).toEqual([record.messageId])
+    expect(await statusesOf(namespace)).toEqual([])
+  })
+})
+
 describe('a stored error is bounded whatever its message', () => {
   test('onFailure \'fail\' with a 480 KB message: the record is kept FAILED with a truncated message, never left IN_PROGRESS', async () => {
     const { namespace, run } = consumer(async () => { throw Object.assign(new Error('x'.repeat(480 * 1024)), { name: 'GatewayError', code: 'E_GATEWAY' }) }, { onFailure: 'fail' })

@@ -1,4 +1,4 @@
-import { TransactWriteItemsCommand, type TransactWriteItem } from '@aws-sdk/client-dynamodb'
+import { GetItemCommand, TransactWriteItemsCommand, type TransactWriteItem } from '@aws-sdk/client-dynamodb'
 import type { CommitOutcome, CommitResult, IdempotencyRecord } from '../store.js'
 import type { Item } from './items.js'
 import { toAttributeMap, UnmarshallableValueError, type MarshallOptions } from './marshal.js'
@@ -53,8 +53,30 @@ export const commitTransaction = async (target: CommitTarget, leaseToken: string
     }))
     return { status: 'committed' }
   } catch (error) {
-    return readCancellation(error, writes, target, leaseToken, claim !== undefined)
+    const refusal = readCancellation(error, writes, target, leaseToken, claim !== undefined)
+    if (refusal.status !== 'refused' || refusal.reason !== 'temporary' || !retriedOverALostAnswer(error)) return refusal
+    return await landedAfterAll(target, leaseToken, refusal)
   }
+}
+
+/**
+ * Throttled in the end, but after several attempts: an earlier one may have landed and lost its
+ * answer (its retries then met throttling). The SDK says how many attempts it made.
+ */
+const retriedOverALostAnswer = (error: unknown): boolean =>
+  ((error as { $metadata?: { attempts?: number } } | null)?.$metadata?.attempts ?? 1) > 1
+
+/**
+ * Whether the commit landed after all, read back from the record (consistently): the
+ * transaction is all or nothing, so our COMPLETED record means all of it applied, and our record
+ * still IN_PROGRESS means none did. A read that fails leaves it unknown: the error is thrown and
+ * the lease kept, never a release over writes that may have applied.
+ */
+const landedAfterAll = async (target: CommitTarget, leaseToken: string, refusal: CommitResult): Promise<CommitResult> => {
+  const { Item } = await target.client.send(new GetItemCommand({ TableName: target.tableName, Key: target.key, ConsistentRead: true }))
+  const stored = Item === undefined ? undefined : target.fromItem(Item)
+  if (stored?.leaseToken === leaseToken && stored.status === 'COMPLETED') return { status: 'committed' }
+  return refusal
 }
 
 /** A user's entry, its native values marshalled; the path of a value that cannot be names the entry. */
