@@ -9,7 +9,7 @@ const ACTION: Record<StoreOperation, string> = {
   release: 'dynamodb:DeleteItem',
   read: 'dynamodb:BatchGetItem',
   // TransactWriteItems is authorised per entry: UpdateItem here, and on the tables `transact` writes.
-  commit: 'dynamodb:UpdateItem (and the actions of your transact writes)'
+  commit: 'dynamodb:UpdateItem and dynamodb:GetItem (and the actions of your transact writes)'
 }
 
 /**
