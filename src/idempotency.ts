@@ -7,7 +7,7 @@ import type { Adapter, MiddyRequest } from './adapters/adapter.js'
 import type { LifecycleConfig } from './lifecycle/config.js'
 import { compileSelector, type Selector } from './lifecycle/key.js'
 import { LocalCache } from './lifecycle/local-cache.js'
-import { resolveOptions, type IdempotencyOptions } from './options.js'
+import { defaults, resolveOptions, type IdempotencyOptions } from './options.js'
 
 /**
  * The Middy middleware object returned by {@link idempotency}.
@@ -72,7 +72,7 @@ export const idempotency = <TEvent = any>(options: IdempotencyOptions<TEvent>): 
     let adapter = batchAdapters.get(source)
     if (adapter === undefined) {
       const keyName = typeof source.defaults.key === 'string' ? `key path "${source.defaults.key}"` : 'the default key'
-      adapter = batchAdapter(config, source, selection(source.defaults, keyName, source.encoded), { concurrency: resolved.concurrency, timeoutMarginMs: resolved.timeoutMarginMs })
+      adapter = batchAdapter(config, source, selection(source.defaults, keyName, source.encoded), { concurrency: resolved.concurrency, recordConcurrency: options.concurrency ?? defaults.concurrency, timeoutMarginMs: resolved.timeoutMarginMs })
       batchAdapters.set(source, adapter)
     }
     return adapter

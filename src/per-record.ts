@@ -56,7 +56,7 @@ export const perRecord = <TRecord = any, TResult = unknown>(
     const signal = middyOptions?.signal ?? new AbortController().signal
     if (batch !== undefined) batch.handlerCalled = true
     if (batch !== undefined && batch.run.length === records.length) {
-      return await runBatch(batch, records as TRecord[], fn, { context, signal, concurrency: concurrency ?? batch.concurrency }) as Array<PromiseSettledResult<TResult>>
+      return await runBatch(batch, records as TRecord[], fn, { context, signal, concurrency: concurrency ?? batch.recordConcurrency }) as Array<PromiseSettledResult<TResult>>
     }
     return await runPlain(event, records as TRecord[], fn, { context, signal, concurrency: concurrency ?? DEFAULT_CONCURRENCY })
   }

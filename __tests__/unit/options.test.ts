@@ -35,3 +35,20 @@ test("a store's own concurrency is the default, and the option still decides", a
   expect(resolveOptions({ store, concurrency: 7 }).concurrency).toBe(7)
   expect(resolveOptions({ store: new MemoryStore() }).concurrency).toBe(50)
 })
+
+test("perRecord does not take a store's larger request bound as its own: with no option, at most 50 records run at once", async () => {
+  const { default: middy } = await import('@middy/core')
+  const { sqsEvent, sqsRecord, lambdaContext } = await import('../support/sqs.js')
+  const records = Array.from({ length: 120 }, (_, i) => sqsRecord({ n: i }))
+  // A store that takes 1,000 requests at once (as RedisStore states), in memory.
+  const store = new MemoryStore({ limits: { maxResponseBytes: 1024 * 1024, maxReadKeys: 1000, concurrency: 1000 } })
+  let running = 0
+  let most = 0
+  const handler = middy().use(idempotency({ store, logger: false })).handler(perRecord(async () => {
+    most = Math.max(most, ++running)
+    await new Promise((resolve) => setImmediate(resolve))
+    running--
+  }) as never)
+  await (handler as unknown as (e: unknown, c: unknown) => Promise<unknown>)(sqsEvent(records), lambdaContext())
+  expect(most).toBe(50)
+})

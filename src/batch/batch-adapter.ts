@@ -13,7 +13,7 @@ import { claimBatch, prepareRecords } from './claim-batch.js'
 import { resultOf, settleRecord } from './settle-record.js'
 import { forgetBatch, registerBatch, type BatchState, type RecordState } from './state.js'
 
-export interface BatchAdapterOptions { concurrency: number, timeoutMarginMs: number }
+export interface BatchAdapterOptions { concurrency: number, recordConcurrency: number, timeoutMarginMs: number }
 
 /**
  * The Middy hooks of one batch source (DESIGN §3, §8). `before` claims every record and hands
@@ -38,7 +38,7 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
     watchErrors(request)
     const lease = leaseFor(request.context, config.now)
     const records = prepareRecords(source, selection, delivered, request.context, event)
-    const batch: BatchState = { source, config, concurrency, timeoutMarginMs: options.timeoutMarginMs, event, records, run: [], lease, context: request.context, scheduled: false, closed: false, timedOut: false, answered: false, recordsRead: false }
+    const batch: BatchState = { source, config, concurrency, recordConcurrency: options.recordConcurrency, timeoutMarginMs: options.timeoutMarginMs, event, records, run: [], lease, context: request.context, scheduled: false, closed: false, timedOut: false, answered: false, recordsRead: false }
     // Registered before claiming, so that onError can release whatever was claimed should anything below throw.
     batches.set(request, batch)
     await claimBatch(config, source, concurrency, records, lease)

@@ -32,8 +32,14 @@ export interface RecordState {
 export interface BatchState {
   source: BatchSource
   config: LifecycleConfig
-  /** Most store requests (and, for `perRecord` without its own bound, records) at once. */
+  /** Most store requests at once (the `concurrency` option, or the store's own bound). */
   concurrency: number
+  /**
+   * Most records `perRecord` runs at once when it is given no bound of its own: the `concurrency`
+   * option when set, else 50 — never a store's larger request bound, which says what the store
+   * takes, not what the work downstream does.
+   */
+  recordConcurrency: number
   /** How close to the deadline a failure counts as a timeout (the `timeoutMarginMs` option). */
   timeoutMarginMs: number
   /** The event as Lambda delivered it, restored for outer middlewares. */
