@@ -205,7 +205,7 @@ export class IdempotencyConfigError extends IdempotencyError {
 
 /**
  * What `onFailure` is given when a whole-event handler *answers* with an HTTP 5xx instead of
- * throwing: a server error is a failure, not a result to replay (issue 8 #8). The client still
+ * throwing: a server error is a failure, not a result to replay. The client still
  * gets the response unchanged; this error only carries it to the retry policy (and, with
  * `'fail'`, its name and message into the FAILED record).
  *

@@ -19,7 +19,7 @@ const signalUsers = new WeakMap<AbortSignal, Set<BatchState>>()
 
 /**
  * The batch handler that runs `fn` once per record and settles each record the moment its
- * own `fn` settles (DESIGN §3.8): with `idempotency` in the stack, a record is COMPLETED (or
+ * own `fn` settles (docs/architecture.md: the batch flow): with `idempotency` in the stack, a record is COMPLETED (or
  * goes through `onFailure`) without waiting for its neighbours, so a timeout or a crash in
  * the middle of a batch re-runs no record that had finished. Records of one ordering group
  * (FIFO message group) run one at a time, in order, and stop at the group's first failure;

@@ -18,7 +18,7 @@ const isHttpResponse = (response: unknown): response is HttpResponse =>
  * Any error status (4xx, 5xx). Near the deadline, one may be a custom `timeoutEarlyResponse`
  * (a 408, a 504) answering while the handler still runs: it must not be stored as the result.
  * A 5xx at any time is the server saying it failed, not an answer worth replaying for
- * `expiresAfterSeconds` (issue 8 #8; Stripe, for one, does not save 500s:
+ * `expiresAfterSeconds` (Stripe, for one, does not save 500s:
  * https://docs.stripe.com/api/idempotent_requests): it goes through `onFailure`.
  *
  * @example

@@ -1,7 +1,7 @@
 import { IdempotencyKeyError } from '../errors.js'
 
 /**
- * HTTP events and their defaults in whole-event mode (DESIGN §4, issue 8 #6). The request is
+ * HTTP events and their defaults in whole-event mode (docs/architecture.md: whole events and HTTP). The request is
  * identified the way the IETF httpapi `Idempotency-Key` header draft and Stripe's API teach
  * clients to: by the `Idempotency-Key` header, scoped by method and path, so the same key sent
  * to two endpoints names two pieces of work.

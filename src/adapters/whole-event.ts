@@ -24,7 +24,7 @@ export interface WholeEventOptions {
 }
 
 /**
- * Whole-event mode (DESIGN §4): direct invoke, API Gateway, EventBridge... one event,
+ * Whole-event mode (docs/architecture.md: whole events and HTTP): direct invoke, API Gateway, EventBridge... one event,
  * one unit of work. A duplicate returns the stored response without running the handler.
  */
 export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection, options: WholeEventOptions): Adapter => {
@@ -57,7 +57,7 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
     if (outcome.kind === 'run') {
       const claimed: Claimed = { unit, leaseToken: outcome.leaseToken, settled: false, writes: [] }
       claims.set(request, claimed)
-      // DESIGN §3.9: the handler queues its DynamoDB writes here; they commit with the completion.
+      // docs/architecture.md: transact: the handler queues its DynamoDB writes here; they commit with the completion.
       if (typeof request.context === 'object' && request.context !== null) {
         const idempotency: IdempotencyContext = { key: unit.key, transact: queueTransact(config, unit.key, claimed.writes, () => !claimed.settled) }
         Object.assign(request.context, { idempotency })

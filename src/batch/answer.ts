@@ -10,7 +10,7 @@ import type { BatchState, RecordState } from './state.js'
 export type AnswerForm = 'array' | 'native'
 
 /**
- * Maps the handler's answer back onto the records it was given (DESIGN §3.5). An entry that
+ * Maps the handler's answer back onto the records it was given (docs/architecture.md: the batch flow, answer). An entry that
  * is a promise (a handler that returned `event.Records.map(async ...)` without
  * `Promise.allSettled`) is awaited and settles its record as `Promise.allSettled` would have:
  * what the handler meant, and never a record acknowledged before its work has ended.

@@ -16,7 +16,7 @@ import { forgetBatch, registerBatch, type BatchState, type RecordState } from '.
 export interface BatchAdapterOptions { concurrency: number, recordConcurrency: number, timeoutMarginMs: number }
 
 /**
- * The Middy hooks of one batch source (DESIGN §3, §8). `before` claims every record and hands
+ * The Middy hooks of one batch source (docs/architecture.md: the batch flow). `before` claims every record and hands
  * the handler only those it must run; each record is settled as soon as its work ends
  * (`perRecord`) or, for a hand-written handler, in `after`; `after` and `onError` restore the
  * delivered event and answer index-aligned with it.
@@ -152,7 +152,7 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
   }
 
   /**
-   * The deadline came (DESIGN §3.8, §5): records still running keep their leases (they lapse
+   * The deadline came (docs/architecture.md: the batch flow, timeouts): records still running keep their leases (they lapse
    * with this invocation); records `perRecord` had not started are released, never run twice.
    */
   const closeOnTimeout = async (batch: BatchState): Promise<void> => {

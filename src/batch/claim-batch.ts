@@ -32,7 +32,7 @@ export const prepareRecords = (source: BatchSource, selection: Selection, record
 }
 
 /**
- * Claims every record of the batch (DESIGN §3.1–3.3): copies of a key share its first
+ * Claims every record of the batch (docs/architecture.md: the batch flow, claim): copies of a key share its first
  * record's fate, probable duplicates are read in bulk first, and in an ordered source a
  * group stops at its first record that cannot run.
  */
@@ -80,7 +80,7 @@ export const claimBatch = async (config: LifecycleConfig, source: BatchSource, c
     await forEachBounded(probable, concurrency, claimOne)
     return
   }
-  // Ordered (DESIGN §3.3, §8): a group is claimed in order and stops at its first record that cannot run.
+  // Ordered (docs/architecture.md: the batch flow, claim): a group is claimed in order and stops at its first record that cannot run.
   standing = await readProbableDuplicates(config, probable, concurrency)
   await forEachBounded([...groupsOf(states)], concurrency, async ([group, members]) => {
     let blocker: RecordState | undefined

@@ -7,7 +7,7 @@ import { applyOnFailure, complete, releaseRegardlessOfPolicy, type Settlement } 
 import type { BatchState, RecordState } from './state.js'
 
 /**
- * Writes what became of one claimed record the moment it is known (DESIGN §3.8): a result
+ * Writes what became of one claimed record the moment it is known (docs/architecture.md: the batch flow): a result
  * is completed (with its queued `transact` writes, in one transaction), a failure goes
  * through `onFailure`, and a record that was never attempted (held back, not started) is
  * released — never kept FAILED, since it never ran. Each record is settled once.

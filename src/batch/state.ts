@@ -20,7 +20,7 @@ export interface RecordState {
   group?: string
   /** Undefined when no key could be taken (the outcome then says why). */
   unit?: Unit
-  /** `copy`: the same key earlier in this batch; it shares that record's result (DESIGN §3.2). */
+  /** `copy`: the same key earlier in this batch; it shares that record's result (docs/architecture.md: the batch flow, claim). */
   outcome?: ClaimDecision | { kind: 'copy', of: RecordState }
   phase?: RecordPhase
   /** For a record that ran: what it reports once settled, and what became of it. */

@@ -27,7 +27,7 @@ const tooMuch = (writes: readonly unknown[], limits: StoreLimits['transaction'])
 
 /**
  * The work succeeded and its effects are `writes`: apply them and mark the record COMPLETED
- * in one transaction (DESIGN §3.9). Refused by one of the writes: nothing applied, the record
+ * in one transaction (docs/architecture.md: transact). Refused by one of the writes: nothing applied, the record
  * fails with an `IdempotencyTransactError` through `onFailure`. Refused by our fence: nothing
  * applied, reported failed as a lost lease (the new owner's result replays later).
  */

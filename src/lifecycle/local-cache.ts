@@ -3,7 +3,7 @@ import type { IdempotencyRecord } from '../stores/store.js'
 /**
  * COMPLETED records this container has seen, newest last, so that a redelivery to a
  * warm container costs no request. Safe because a COMPLETED record cannot be claimed
- * by anyone before its expiry (DESIGN §2), and entries are dropped at that expiry.
+ * by anyone before its expiry (docs/architecture.md: the record's life), and entries are dropped at that expiry.
  */
 export class LocalCache {
   readonly #entries = new Map<string, IdempotencyRecord>()

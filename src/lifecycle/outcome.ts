@@ -1,6 +1,6 @@
 import type { IdempotencyError } from '../errors.js'
 
-/** What the claim decided for a unit of work (DESIGN §3.1). */
+/** What the claim decided for a unit of work (docs/architecture.md: the batch flow, claim). */
 export type ClaimDecision =
   /**
    * Claimed: the handler runs it, holding `leaseToken`. `unclaimed` (`effects: 'transact-only'`):

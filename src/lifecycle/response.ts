@@ -1,6 +1,6 @@
 /**
  * Results are stored as the text `JSON.stringify` makes of them and replayed with `JSON.parse`
- * (DESIGN §5). That text is also what Lambda itself sends back for a result (API Gateway, a
+ * (docs/architecture.md: results and edges). That text is also what Lambda itself sends back for a result (API Gateway, a
  * direct invoke), so a replay answers what the first delivery answered: a `Date` is its ISO
  * string, `NaN` and `Infinity` are `null`, a `Map` or `Set` is `{}`, a class instance is its own
  * enumerable properties, and functions, symbols and `undefined` are left out of objects and are

@@ -2,7 +2,7 @@ import type { MiddyRequest } from '../types.js'
 import { deadlineWithin, isMiddyTimeout } from './lease.js'
 
 /**
- * Recognising Middy's early timeout whatever the rest of the stack made of it (issue 8 #1).
+ * Recognising Middy's early timeout whatever the rest of the stack made of it.
  *
  * Middy runs `onError` hooks innermost first (https://middy.js.org/docs/intro/how-it-works), and
  * `@middy/http-error-handler` *replaces* `request.error` with a plain `{ statusCode: 500 }`

@@ -3,7 +3,7 @@ import { canonicalJson } from '../lifecycle/key.js'
 import type { BatchSource } from './source.js'
 
 /**
- * DynamoDB Streams (DESIGN §8). Order is kept per item (its `Keys`, marshalled or, after
+ * DynamoDB Streams (docs/architecture.md: the batch flow, sources). Order is kept per item (its `Keys`, marshalled or, after
  * `@middy/event-normalizer`, plain: either way equal keys give equal groups). Lambda resumes
  * from the lowest sequence number reported failed; streams count no deliveries.
  * https://docs.aws.amazon.com/lambda/latest/dg/services-ddb-batchfailurereporting.html

@@ -2,7 +2,7 @@ import type { KinesisStreamRecord } from 'aws-lambda'
 import type { BatchSource } from './source.js'
 
 /**
- * Kinesis Data Streams (DESIGN §8). Lambda resumes a shard from the lowest sequence number
+ * Kinesis Data Streams (docs/architecture.md: the batch flow, sources). Lambda resumes a shard from the lowest sequence number
  * reported failed, so order is kept per partition key: a failure holds back the rest of
  * its key's records. Kinesis counts no deliveries, so every batch is read in bulk first.
  * https://docs.aws.amazon.com/lambda/latest/dg/services-kinesis-batchfailurereporting.html

@@ -7,7 +7,7 @@ const isFifo = (record: SQSRecord): boolean =>
   typeof record.eventSourceARN === 'string' ? record.eventSourceARN.endsWith('.fifo') : record.attributes?.MessageGroupId !== undefined
 
 /**
- * SQS (DESIGN §3): a record is its `messageId`; a FIFO queue keeps order within a message
+ * SQS (docs/architecture.md: the batch flow): a record is its `messageId`; a FIFO queue keeps order within a message
  * group; `ApproximateReceiveCount` counts deliveries; `@middy/sqs-partial-batch-failure`
  * turns the settled array into `batchItemFailures`.
  */

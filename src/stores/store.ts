@@ -1,7 +1,7 @@
 import type { StoredError } from '../errors.js'
 
 /**
- * The three states of a stored record (DESIGN §2).
+ * The three states of a stored record (docs/architecture.md: the record's life).
  *
  * @example
  * ```ts
@@ -158,7 +158,7 @@ export type CommitResult =
    */
   | { status: 'refused', entry?: number, code: string, message: string, reason: 'condition' | 'invalid' | 'temporary' }
 
-/** True when `record` no longer stands in the way of a claim at `nowMs` (DESIGN §2, one unit per attribute). */
+/** True when `record` no longer stands in the way of a claim at `nowMs` (docs/architecture.md: the record's life, one unit per attribute). */
 export const isClaimable = (record: IdempotencyRecord, nowMs: number): boolean =>
   record.expiry < Math.floor(nowMs / 1000) ||
   (record.status === 'IN_PROGRESS' && (record.inProgressExpiry ?? 0) < nowMs)
