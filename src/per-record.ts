@@ -1,10 +1,9 @@
 import type { Context } from 'aws-lambda'
 import { IdempotencyConfigError, IdempotencyHeldBackError } from './errors.js'
 import { readableByLambda } from './batch/answer.js'
-import { settleRecord } from './batch/settle-record.js'
+import type { Batch } from './batch/batch.js'
+import { batchFor } from './batch/handover.js'
 import { schedule } from './batch/schedule.js'
-import { findBatch, type BatchState } from './batch/state.js'
-import { deadlineWithin } from './lifecycle/lease.js'
 import { fulfilled, rejected } from './lifecycle/outcome.js'
 import { queueTransact } from './lifecycle/transact.js'
 import { refuseUnknownOptions } from './unknown-options.js'
@@ -13,9 +12,6 @@ import { listOf, recordsOf, reportOf } from './sources/source.js'
 import type { PerRecordHandler, PerRecordOptions, RecordTools } from './types.js'
 
 const DEFAULT_CONCURRENCY = 50
-
-/** The live batches listening to each of Middy's signals (see `runBatch`). */
-const signalUsers = new WeakMap<AbortSignal, Set<BatchState>>()
 
 /**
  * The batch handler that runs `fn` once per record and settles each record the moment its
@@ -49,14 +45,14 @@ export const perRecord = <TRecord = any, TResult = unknown>(
     throw new IdempotencyConfigError('perRecord: concurrency must be a positive integer')
   }
   return async (event, context, middyOptions) => {
-    const batch = findBatch(event, context)
+    const batch = batchFor(event, context)
     const source = batch?.source ?? sourceOf(event)
     const records = source === undefined ? recordsOf(event) : listOf(source, event)
     if (records === undefined) throw new IdempotencyConfigError('perRecord: the event has no records (a Records array, or Kafka\'s records): is this a batch event source?')
     const signal = middyOptions?.signal ?? new AbortController().signal
     if (batch !== undefined) batch.handlerCalled = true
     if (batch !== undefined && batch.run.length === records.length) {
-      return await runBatch(batch, records as TRecord[], fn, { context, signal, concurrency: concurrency ?? batch.recordConcurrency }) as Array<PromiseSettledResult<TResult>>
+      return await runBatch(batch, records as TRecord[], fn, { context, signal, concurrency: concurrency ?? batch.limits.recordConcurrency }) as Array<PromiseSettledResult<TResult>>
     }
     return await runPlain(event, records as TRecord[], fn, { context, signal, concurrency: concurrency ?? DEFAULT_CONCURRENCY })
   }
@@ -65,50 +61,26 @@ export const perRecord = <TRecord = any, TResult = unknown>(
 interface Run { context: Context, signal: AbortSignal, concurrency: number }
 
 /** With `idempotency` in the stack: each record is settled in the store as soon as its work ends. */
-const runBatch = async <TRecord>(batch: BatchState, records: TRecord[], fn: (record: TRecord, tools: RecordTools) => unknown, run: Run): Promise<Array<PromiseSettledResult<unknown>>> => {
-  if (batch.scheduled) throw new IdempotencyConfigError('perRecord was called twice on one batch: its records would run twice')
-  batch.scheduled = true
-  // Middy aborts its signal when the early timeout fires, before the middleware's hooks run.
-  // Middy 5 and 6 share one signal between the invocations of a process: when several batches
-  // listen to it, only those whose own deadline has come take the abort as theirs.
-  const listening = signalUsers.get(run.signal) ?? new Set<BatchState>()
-  signalUsers.set(run.signal, listening)
-  listening.add(batch)
-  const close = (): void => {
-    if (listening.size > 1 && !deadlineWithin(batch.context, batch.timeoutMarginMs)) return
-    batch.closed = true
-    batch.timedOut = true
-  }
-  if (run.signal.aborted) close()
-  else run.signal.addEventListener('abort', close, { once: true })
+const runBatch = async <TRecord>(batch: Batch, records: TRecord[], fn: (record: TRecord, tools: RecordTools) => unknown, run: Run): Promise<Array<PromiseSettledResult<unknown>>> => {
+  const stop = batch.start(run.signal)
   const results: Array<PromiseSettledResult<unknown>> = new Array(records.length)
   const items = batch.run.map((state, index) => ({ state, index, record: records[index] as TRecord, ...(state.group === undefined ? {} : { group: state.group }) }))
   try {
     await schedule(items, run.concurrency, {
       closed: () => batch.closed,
-      skip: async (item, why) => {
-        const error = new IdempotencyHeldBackError(why === 'closed' ? 'the invocation timed out before it started' : 'an earlier record of its ordering group failed', { key: item.state.unit?.key, ...(item.group === undefined ? {} : { group: item.group }) })
-        results[item.index] = rejected(error)
-        // Closed: the middleware's timeout path releases it, before the invocation answers.
-        if (why === 'closed') {
-          if (item.state.phase === 'handed') item.state.phase = 'not-started'
-          return
-        }
-        await settleRecord(batch, item.state, rejected(error))
-      },
+      skip: async ({ state, index }, why) => { results[index] = await batch.skip(state, why) },
       run: async ({ state, index, record }) => {
-        state.phase = 'running'
+        batch.begin(state)
         const writes: unknown[] = []
         const outcome = await attempt(fn, record, { context: run.context, signal: run.signal, key: state.unit?.key, transact: queueTransact(batch.config, state.unit?.key, writes, () => state.phase === 'running') })
-        await settleRecord(batch, state, outcome, outcome.status === 'fulfilled' ? writes : [])
+        await batch.settle(state, outcome, outcome.status === 'fulfilled' ? writes : [])
         const result = state.result ?? outcome
         results[index] = result
         return result.status === 'fulfilled'
       }
     })
   } finally {
-    run.signal.removeEventListener('abort', close)
-    listening.delete(batch)
+    stop()
   }
   return results
 }

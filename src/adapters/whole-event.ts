@@ -5,8 +5,8 @@ import { leaseFor } from '../lifecycle/lease.js'
 import { prepareUnit, type Selection } from '../lifecycle/prepare.js'
 import { kindOfRefusal, reportOutcome } from '../lifecycle/report.js'
 import type { IdempotencyContext, OutcomeReport } from '../types.js'
-import { commitWithCompletion } from '../lifecycle/commit.js'
-import { applyOnFailure, complete } from '../lifecycle/settle.js'
+import { fulfilled, rejected } from '../lifecycle/outcome.js'
+import { settleUnit } from '../lifecycle/settle-unit.js'
 import { queueTransact } from '../lifecycle/transact.js'
 import { originalError, timedOut, watchErrors } from '../lifecycle/timeout.js'
 import type { Adapter, MiddyRequest } from './adapter.js'
@@ -73,12 +73,13 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
     return response
   }
 
-  /** Keeps the lease when the invocation ran out of time: the handler may still be working. */
-  const keepIfTimedOut = (request: MiddyRequest, claimed: Claimed, error: unknown): boolean => {
-    if (!timedOut(request, options.timeoutMarginMs)) return false
-    config.logger.warn({ message: 'idempotency: timed out; lease kept until it lapses', key: claimed.unit.key })
-    report({ kind: 'timed-out', key: claimed.unit.key, error })
-    return true
+  /** The one settlement path (docs/architecture.md: the record's life), then what it tells `onOutcome`. */
+  const settle = async (request: MiddyRequest, claimed: Claimed, result: PromiseSettledResult<unknown>): Promise<PromiseSettledResult<unknown>> => {
+    const nearDeadline = result.status === 'rejected' && timedOut(request, options.timeoutMarginMs)
+    if (nearDeadline) config.logger.warn({ message: 'idempotency: timed out; lease kept until it lapses', key: claimed.unit.key })
+    const settled = await settleUnit(config, claimed.unit, claimed, result, { writes: claimed.writes, timedOut: nearDeadline })
+    report({ kind: settled.kind, key: claimed.unit.key, ...(settled.result.status === 'rejected' ? { error: settled.result.reason } : {}) })
+    return settled.result
   }
 
   const after = async (request: MiddyRequest): Promise<void> => {
@@ -91,26 +92,15 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
     if (claimed === undefined || claimed.settled) return
     claimed.settled = true
     const { response } = request
-    if (isErrorResponse(response)) {
-      // Near the deadline an error status may be a custom `timeoutEarlyResponse` (a 408, a 504)
-      // answering while the handler still runs: the lease is kept. A 5xx otherwise is a
-      // failure, returned unchanged; a 4xx is the handler's answer, stored as such.
-      const error = new HttpServerErrorResponse(response.statusCode, response)
-      if (keepIfTimedOut(request, claimed, error)) return
-      if (response.statusCode >= 500) {
-        await applyOnFailure(config, claimed.unit, claimed, error)
-        report({ kind: 'failed', key: claimed.unit.key, error })
-        return
-      }
+    // Near the deadline an error status may be a custom `timeoutEarlyResponse` (a 408, a 504)
+    // answering while the handler still runs: the lease is kept. A 5xx otherwise is a
+    // failure, returned unchanged; a 4xx is the handler's answer, stored as such.
+    if (isErrorResponse(response) && (response.statusCode >= 500 || timedOut(request, options.timeoutMarginMs))) {
+      await settle(request, claimed, rejected(new HttpServerErrorResponse(response.statusCode, response)))
+      return
     }
-    const { result, kind } = claimed.writes.length > 0
-      ? await commitWithCompletion(config, claimed.unit, claimed, response, claimed.writes)
-      : await complete(config, claimed.unit, claimed.leaseToken, response)
-    if (result.status === 'rejected') {
-      report({ kind, key: claimed.unit.key, error: result.reason })
-      throw result.reason
-    }
-    report({ kind, key: claimed.unit.key })
+    const settled = await settle(request, claimed, fulfilled(response))
+    if (settled.status === 'rejected') throw settled.reason
   }
 
   const onError = async (request: MiddyRequest): Promise<void> => {
@@ -118,10 +108,7 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
     if (claimed === undefined || claimed.settled) return
     claimed.settled = true
     // What was really thrown, not what a middleware inside ours (http-error-handler) made of it.
-    const error = originalError(request)
-    if (keepIfTimedOut(request, claimed, error)) return
-    await applyOnFailure(config, claimed.unit, claimed, error)
-    report({ kind: 'failed', key: claimed.unit.key, error })
+    await settle(request, claimed, rejected(originalError(request)))
   }
 
   return { before, after, onError }

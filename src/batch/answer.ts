@@ -1,10 +1,10 @@
-import { IdempotencyConfigError } from '../errors.js'
+import { IdempotencyConfigError, IdempotencyError } from '../errors.js'
 import { fulfilled, rejected } from '../lifecycle/outcome.js'
 import { kindOfRefusal, reportOutcome } from '../lifecycle/report.js'
 import type { OutcomeKind } from '../types.js'
-import { resultOf } from './settle-record.js'
 import { reportOf, type BatchSource } from '../sources/source.js'
-import type { BatchState, RecordState } from './state.js'
+import type { Batch } from './batch.js'
+import type { RecordState } from './state.js'
 
 /** How the handler answered: its `Promise.allSettled` array, or Lambda's own `{ batchItemFailures }`. */
 export type AnswerForm = 'array' | 'native'
@@ -61,7 +61,7 @@ const asSettled = async (entry: unknown): Promise<PromiseSettledResult<unknown>>
  * `response[i]` and reports exactly, while Lambda, which receives `JSON.stringify(response)`,
  * sees only `batchItemFailures`.
  */
-export const answerBatch = (batch: BatchState, form: AnswerForm): unknown => {
+export const answerBatch = (batch: Batch, form: AnswerForm): unknown => {
   const results = batch.records.map(resultOf)
   if (form === 'array' && batch.source.answer === 'settled') return readableByLambda(results, batch.records.map((s) => reportOf(batch.source, s.record)))
   const response = { batchItemFailures: batch.records.filter((_, i) => results[i]?.status === 'rejected').map((s) => ({ itemIdentifier: reportOf(batch.source, s.record) })) }
@@ -92,7 +92,7 @@ const identityOf = (identifier: unknown): unknown => {
 }
 
 /** Tells `onOutcome` what became of every record of the batch, once it is known. */
-export const reportBatch = (batch: BatchState): void => {
+export const reportBatch = (batch: Batch): void => {
   const { onOutcome, logger } = batch.config
   if (onOutcome === undefined) return
   for (const state of batch.records) {
@@ -111,5 +111,17 @@ const kindOf = (state: RecordState, error: unknown): OutcomeKind => {
     case 'replay': return 'replayed'
     case 'run': return state.settledAs ?? (state.phase === 'not-started' ? 'held-back' : 'timed-out')
     default: return kindOfRefusal(error)
+  }
+}
+
+/** What a record answers: its own settled result, its original's for a copy, its refusal, or its stored replay. */
+export const resultOf = (state: RecordState): PromiseSettledResult<unknown> => {
+  const outcome = state.outcome
+  switch (outcome?.kind) {
+    case 'copy': return resultOf(outcome.of)
+    case 'replay': return { status: 'fulfilled', value: outcome.response }
+    case 'rejected': return rejected(outcome.error)
+    case 'run': return state.result ?? rejected(new IdempotencyError(`${state.id} was claimed but had not settled when the batch was answered (timed out)`, { key: state.unit?.key }))
+    default: return rejected(new IdempotencyError(`${state.id} was never claimed`))
   }
 }

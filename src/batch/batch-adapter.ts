@@ -1,19 +1,17 @@
 import { forEachBounded } from '../bounded.js'
-import { IdempotencyConfigError, IdempotencyHeldBackError } from '../errors.js'
+import { IdempotencyConfigError } from '../errors.js'
 import type { LifecycleConfig, Unit } from '../lifecycle/config.js'
 import { leaseFor } from '../lifecycle/lease.js'
 import { rejected } from '../lifecycle/outcome.js'
 import type { Selection } from '../lifecycle/prepare.js'
 import { keepFailed, type Hold } from '../lifecycle/settle.js'
 import { originalError, timedOut, watchErrors } from '../lifecycle/timeout.js'
-import { fieldOf, listOf, shapeOf, type BatchSource } from '../sources/source.js'
+import { fieldOf, listOf, type BatchSource } from '../sources/source.js'
 import type { Adapter, MiddyRequest } from '../adapters/adapter.js'
-import { answerBatch, readAnswer, reportBatch } from './answer.js'
+import { readAnswer, resultOf } from './answer.js'
+import { Batch, type BatchLimits } from './batch.js'
 import { claimBatch, prepareRecords } from './claim-batch.js'
-import { resultOf, settleRecord } from './settle-record.js'
-import { forgetBatch, registerBatch, type BatchState, type RecordState } from './state.js'
-
-export interface BatchAdapterOptions { concurrency: number, recordConcurrency: number, timeoutMarginMs: number }
+import { handOver, takeBack } from './handover.js'
 
 /**
  * The Middy hooks of one batch source (docs/architecture.md: the batch flow). `before` claims every record and hands
@@ -21,9 +19,8 @@ export interface BatchAdapterOptions { concurrency: number, recordConcurrency: n
  * (`perRecord`) or, for a hand-written handler, in `after`; `after` and `onError` restore the
  * delivered event and answer index-aligned with it.
  */
-export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selection: Selection, options: BatchAdapterOptions): Adapter => {
-  const batches = new WeakMap<MiddyRequest, BatchState>()
-  const { concurrency } = options
+export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selection: Selection, limits: BatchLimits): Adapter => {
+  const batches = new WeakMap<MiddyRequest, Batch>()
 
   const before = async (request: MiddyRequest): Promise<unknown> => {
     const event = request.event as object
@@ -38,12 +35,11 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
     watchErrors(request)
     const lease = leaseFor(request.context, config.now)
     const records = prepareRecords(source, selection, delivered, request.context, event)
-    const batch: BatchState = { source, config, concurrency, recordConcurrency: options.recordConcurrency, timeoutMarginMs: options.timeoutMarginMs, event, records, run: [], lease, context: request.context, scheduled: false, closed: false, timedOut: false, answered: false, recordsRead: false }
+    const batch = new Batch(source, config, limits, event, records, lease, request.context)
     // Registered before claiming, so that onError can release whatever was claimed should anything below throw.
     batches.set(request, batch)
-    await claimBatch(config, source, concurrency, records, lease)
-    batch.run = records.filter((s) => s.outcome?.kind === 'run')
-    for (const state of batch.run) state.phase = 'handed'
+    await claimBatch(config, source, limits.concurrency, records, lease)
+    batch.hand(records.filter((s) => s.outcome?.kind === 'run'))
     // A tumbling window's handler runs even with no record to run: it carries the window's
     // state, and its final invocation (often with no records) is where the window is processed.
     // https://docs.aws.amazon.com/lambda/latest/dg/services-kinesis-windows.html
@@ -52,17 +48,13 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
       // Nothing to run, so the handler must not be called. Returning early skips every
       // `after` hook, the batch middleware's too, so the answer is already in Lambda's
       // own `{ batchItemFailures }` shape (README: What happens on each path).
-      batch.answered = true
       for (const state of records) {
         const result = resultOf(state)
         if (result.status === 'rejected') config.logger.warn({ message: 'idempotency: record reported failed', id: state.id, error: result.reason })
       }
-      reportBatch(batch)
-      return answerBatch(batch, 'native')
+      return batch.answer('native')
     }
-    const handed = handOver(event, batch)
-    registerBatch(handed, batch)
-    request.event = handed
+    request.event = handOver(event, batch)
     return undefined
   }
 
@@ -78,16 +70,17 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
     if (batch === undefined || batch.answered) return
     request.event = batch.event
     if (config.transactOnly === true && !batch.scheduled) {
-      // Nothing was claimed: the records are simply not acknowledged, and run again.
-      batch.answered = true
-      forgetBatch(batch)
+      // Nothing was claimed: the records are simply not acknowledged, and run again; nothing
+      // became of them to report.
+      batch.finish({ report: false })
+      takeBack(batch)
       throw new IdempotencyConfigError("idempotency: effects: 'transact-only' needs the handler to be perRecord(fn), whose effects are its transact writes")
     }
-    if (batch.closed || unfinished(batch)) {
+    if (batch.closed || batch.unfinished()) {
       // Middy's timeout answered (a `timeoutEarlyResponse` that returns) while work was running.
       // Promises the handler returned are not waited for; their rejections must not end the process.
       if (Array.isArray(request.response)) for (const entry of request.response) (entry as Partial<Promise<unknown>> | null)?.catch?.(() => {})
-      await closeOnTimeout(batch)
+      await batch.closeOnTimeout()
       return answer(request, batch, 'native')
     }
     let read: Awaited<ReturnType<typeof readAnswer>>
@@ -97,17 +90,15 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
       // The handler ran but its answer cannot be read: some records may have taken effect.
       // Keep them FAILED rather than release them to run again; the error goes on to onError.
       config.logger.error({ message: (error as Error).message, error })
-      await settleUnsettled(batch, async (state) => {
+      await batch.settleEach(async (state) => {
         await keepFailed(config, state.unit as Unit, state.outcome as Hold, error)
         Object.assign(state, { result: rejected(error), settledAs: 'failed', phase: 'settled' })
       })
-      batch.answered = true
-      reportBatch(batch)
-      forgetBatch(batch)
+      end(batch)
       throw error
     }
-    await forEachBounded(batch.run, concurrency, async (state, i) => {
-      await settleRecord(batch, state, read.results[i] as PromiseSettledResult<unknown>)
+    await forEachBounded(batch.run, limits.concurrency, async (state, i) => {
+      await batch.settle(state, read.results[i] as PromiseSettledResult<unknown>)
     })
     // A tumbling window's `state` is the handler's to carry to the next invocation:
     // https://docs.aws.amazon.com/lambda/latest/dg/services-kinesis-windows.html
@@ -122,8 +113,8 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
     if (batch === undefined) return
     request.event = batch.event
     if (batch.answered) return
-    if (batch.closed || timedOut(request, options.timeoutMarginMs)) {
-      await closeOnTimeout(batch)
+    if (batch.closed || timedOut(request, limits.timeoutMarginMs)) {
+      await batch.closeOnTimeout()
       // perRecord knows what became of each record: the finished ones are answered as such,
       // instead of the whole batch coming back (they would only replay, but cost a delivery).
       if (batch.scheduled) {
@@ -131,85 +122,24 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
         return answer(request, batch, 'native')
       }
     } else {
-      batch.closed = true
       if (batch.scheduled) handlerIsPerRecord = true
-      const error = originalError(request)
-      // Nothing can have run a record that nobody read (a middleware inside ours failed in
-      // `before`: SSM, secrets), nor, with perRecord, one it did not start: such records are
-      // released whatever `onFailure` says, never kept FAILED without having run.
-      const handlerMayHaveRun = batch.scheduled || batch.handlerCalled === true || (batch.recordsRead && !handlerIsPerRecord)
-      await settleUnsettled(batch, async (state) => {
-        // A record perRecord is still running settles itself when its work ends.
-        if (state.phase === 'running') return
-        const started = handlerMayHaveRun && (!batch.scheduled || (state.phase !== 'handed' && state.phase !== 'not-started'))
-        await settleRecord(batch, state, rejected(started ? error : notStarted('the invocation failed before the handler started it (a middleware inside idempotency, or the handler before reading it)')))
-      })
+      await batch.closeOnError(originalError(request), handlerIsPerRecord)
     }
     // A middleware inside ours answered the error (a misordered batch middleware, built on
     // the records the handler saw): the answer must cover every delivered record.
     if (request.response !== undefined) answer(request, batch, 'native')
-    else finish(batch)
+    else end(batch)
   }
 
-  /**
-   * The deadline came (docs/architecture.md: the batch flow, timeouts): records still running keep their leases (they lapse
-   * with this invocation); records `perRecord` had not started are released, never run twice.
-   */
-  const closeOnTimeout = async (batch: BatchState): Promise<void> => {
-    batch.closed = true
-    batch.timedOut = true
-    const running = batch.run.filter((s) => s.phase === 'running' || s.phase === 'settling' || (s.phase === 'handed' && !batch.scheduled))
-    if (running.length > 0) config.logger.warn({ message: 'idempotency: timed out; leases of running records kept until they lapse', keys: running.map((s) => s.unit?.key) })
-    await settleUnsettled(batch, async (state) => {
-      if (batch.scheduled && (state.phase === 'handed' || state.phase === 'not-started')) {
-        state.phase = 'not-started'
-        await settleRecord(batch, state, rejected(notStarted('the invocation timed out before it started')))
-      }
-    })
+  const answer = (request: MiddyRequest, batch: Batch, form: 'array' | 'native'): void => {
+    request.response = batch.answer(form)
+    takeBack(batch)
   }
 
-  /**
-   * Whether the handler's answer came before its work was done (a custom
-   * `timeoutEarlyResponse` that returns). perRecord knows: it resolves only once every record
-   * is settled. A hand-written handler's answer is trusted: one that answers shortly before
-   * the deadline cannot be told apart from a returning `timeoutEarlyResponse`, and re-running
-   * every record it finished would be the likelier harm (the README says to use perRecord).
-   */
-  const unfinished = (batch: BatchState): boolean => batch.scheduled && batch.run.some((s) => s.phase !== 'settled')
-
-  const settleUnsettled = async (batch: BatchState, settle: (state: RecordState) => Promise<void>): Promise<void> => {
-    await forEachBounded(batch.run.filter((s) => s.phase !== 'settled' && s.phase !== 'settling'), concurrency, settle)
-  }
-
-  const answer = (request: MiddyRequest, batch: BatchState, form: 'array' | 'native'): void => {
-    request.response = answerBatch(batch, form)
-    finish(batch)
-  }
-
-  const finish = (batch: BatchState): void => {
-    batch.answered = true
-    reportBatch(batch)
-    forgetBatch(batch)
+  const end = (batch: Batch): void => {
+    batch.finish()
+    takeBack(batch)
   }
 
   return { before, after, onError }
 }
-
-
-/**
- * The event the handler is given: only the records it must run, under a `Records` that notes
- * being read, so that a failure before anything read them is known not to have run them.
- */
-const handOver = (event: object, batch: BatchState): object => {
-  let records = shapeOf(batch.source, batch.run.map((s) => s.record))
-  const handed = { ...event }
-  Object.defineProperty(handed, fieldOf(batch.source), {
-    get: () => { batch.recordsRead = true; return records },
-    set: (value: unknown) => { batch.recordsRead = true; records = value },
-    enumerable: true,
-    configurable: true
-  })
-  return handed
-}
-
-const notStarted = (why: string): IdempotencyHeldBackError => new IdempotencyHeldBackError(why)

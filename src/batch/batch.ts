@@ -1,0 +1,213 @@
+import { IdempotencyConfigError, IdempotencyHeldBackError } from '../errors.js'
+import type { LifecycleConfig, Unit } from '../lifecycle/config.js'
+import { deadlineWithin, type Lease } from '../lifecycle/lease.js'
+import { rejected } from '../lifecycle/outcome.js'
+import { settleUnit } from '../lifecycle/settle-unit.js'
+import type { Hold } from '../lifecycle/settle.js'
+import type { BatchSource } from '../sources/source.js'
+import { answerBatch, reportBatch, type AnswerForm } from './answer.js'
+import type { RecordState } from './state.js'
+import { forEachBounded } from '../bounded.js'
+
+/** How a batch may use the store and run its records (the middleware's options). */
+export interface BatchLimits {
+  /** Most store requests at once (the `concurrency` option, or the store's own bound). */
+  concurrency: number
+  /**
+   * Most records `perRecord` runs at once when it is given no bound of its own: the `concurrency`
+   * option when set, else 50 — never a store's larger request bound, which says what the store
+   * takes, not what the work downstream does.
+   */
+  recordConcurrency: number
+  /** How close to the deadline a failure counts as a timeout (the `timeoutMarginMs` option). */
+  timeoutMarginMs: number
+}
+
+/**
+ * Where the batch stands. `open`: records may start. `closed`: none starts any more (the handler
+ * or a middleware failed). `timed-out`: Middy's timeout fired, and a record that fails from now on
+ * may have taken effect. `answered`: `after` or `onError` has answered; nothing changes any more.
+ */
+export type BatchStage = 'open' | 'closed' | 'timed-out' | 'answered'
+
+/** The batches listening to each of Middy's signals (see `watch`). */
+const listeners = new WeakMap<AbortSignal, Set<Batch>>()
+
+/**
+ * One batch, from claim to answer (docs/architecture.md: the batch flow). It alone moves its
+ * records and itself from one stage to the next: `perRecord` starts it and settles each record
+ * as its work ends, the middleware's hooks close it on a timeout or an error and answer it.
+ */
+export class Batch {
+  /** The claimed records, in the order the handler is given them. */
+  run: RecordState[] = []
+  /** Something inside ours (the handler, a middleware) has read the handed event's records. */
+  recordsRead = false
+  /** `perRecord` was called with this batch (whether it scheduled it or, given other records, ran them plainly). */
+  handlerCalled = false
+  /** The event the handler is given (see `handOver`). */
+  handed?: object
+  private stage: BatchStage = 'open'
+  private startedBy?: 'perRecord'
+
+  constructor (
+    readonly source: BatchSource,
+    readonly config: LifecycleConfig,
+    readonly limits: BatchLimits,
+    /** The event as Lambda delivered it, restored for outer middlewares. */
+    readonly event: object,
+    readonly records: RecordState[],
+    readonly lease: Lease,
+    readonly context: unknown
+  ) {}
+
+  /** `perRecord` schedules this batch: a record it has not started has not run. */
+  get scheduled (): boolean { return this.startedBy !== undefined }
+  /** No record starts any more. */
+  get closed (): boolean { return this.stage !== 'open' }
+  get timedOut (): boolean { return this.stage === 'timed-out' }
+  get answered (): boolean { return this.stage === 'answered' }
+
+  /** The claimed records are handed to the handler. */
+  hand (run: RecordState[]): void {
+    this.run = run
+    for (const state of run) state.phase = 'handed'
+  }
+
+  /**
+   * `perRecord` takes the batch over, listening to Middy's signal for the timeout; it calls the
+   * returned function once it has run or skipped every record.
+   */
+  start (signal: AbortSignal): () => void {
+    if (this.scheduled) throw new IdempotencyConfigError('perRecord was called twice on one batch: its records would run twice')
+    this.startedBy = 'perRecord'
+    return this.watch(signal)
+  }
+
+  /** A record's work starts. */
+  begin (state: RecordState): void {
+    state.phase = 'running'
+  }
+
+  /** No record starts any more. `timedOut`: because the deadline came. */
+  close (timedOut: boolean): void {
+    if (this.stage === 'answered') return
+    if (timedOut) this.stage = 'timed-out'
+    else if (this.stage === 'open') this.stage = 'closed'
+  }
+
+  /**
+   * A record `perRecord` will not start: held back behind its ordering group's failure (released
+   * now), or left when the batch closed (released by `closeOnTimeout` before the answer).
+   */
+  async skip (state: RecordState, why: 'held-back' | 'closed'): Promise<PromiseRejectedResult> {
+    const error = new IdempotencyHeldBackError(why === 'closed' ? 'the invocation timed out before it started' : 'an earlier record of its ordering group failed',
+      { key: state.unit?.key, ...(state.group === undefined ? {} : { group: state.group }) })
+    if (why === 'closed') {
+      if (state.phase === 'handed') state.phase = 'not-started'
+    } else {
+      await this.settle(state, rejected(error))
+    }
+    return rejected(error)
+  }
+
+  /** Writes what became of one claimed record, the moment it is known; each record once. */
+  async settle (state: RecordState, result: PromiseSettledResult<unknown>, writes: readonly unknown[] = []): Promise<void> {
+    if (state.phase === 'settling' || state.phase === 'settled' || state.outcome?.kind !== 'run') return
+    state.phase = 'settling'
+    // Failed after Middy's timeout, or so close to the deadline that it most likely is one.
+    const timedOut = this.timedOut || deadlineWithin(this.context, this.limits.timeoutMarginMs)
+    const settlement = await settleUnit(this.config, state.unit as Unit, state.outcome, result, { writes, timedOut })
+    state.result = settlement.result
+    state.settledAs = settlement.kind
+    state.phase = 'settled'
+  }
+
+  /** Records the handler was given and nobody has settled yet. */
+  unsettled (): RecordState[] {
+    return this.run.filter((s) => s.phase !== 'settled' && s.phase !== 'settling')
+  }
+
+  /** Settles each unsettled record with `settle`, within the store's bound. */
+  async settleEach (settle: (state: RecordState) => Promise<void>): Promise<void> {
+    await forEachBounded(this.unsettled(), this.limits.concurrency, settle)
+  }
+
+  /**
+   * The deadline came (docs/architecture.md: the batch flow, timeouts): records still running
+   * keep their leases (they lapse with this invocation); records `perRecord` had not started are
+   * released, never run twice.
+   */
+  async closeOnTimeout (): Promise<void> {
+    this.close(true)
+    const running = this.run.filter((s) => s.phase === 'running' || s.phase === 'settling' || (s.phase === 'handed' && !this.scheduled))
+    if (running.length > 0) this.config.logger.warn({ message: 'idempotency: timed out; leases of running records kept until they lapse', keys: running.map((s) => s.unit?.key) })
+    if (!this.scheduled) return
+    await this.settleEach(async (state) => {
+      if (state.phase === 'handed' || state.phase === 'not-started') {
+        state.phase = 'not-started'
+        await this.settle(state, rejected(new IdempotencyHeldBackError('the invocation timed out before it started')))
+      }
+    })
+  }
+
+  /**
+   * The handler or a middleware inside ours failed with `error`, before the deadline. Nothing
+   * can have run a record that nobody read (a middleware failed in `before`), nor, with
+   * `perRecord`, one it did not start: those are released whatever `onFailure` says.
+   * `perRecordHandler`: this middleware's handler is known to be `perRecord` (see the adapter).
+   */
+  async closeOnError (error: unknown, perRecordHandler: boolean): Promise<void> {
+    this.close(false)
+    const handlerMayHaveRun = this.scheduled || this.handlerCalled || (this.recordsRead && !perRecordHandler)
+    await this.settleEach(async (state) => {
+      // A record perRecord is still running settles itself when its work ends.
+      if (state.phase === 'running') return
+      const started = handlerMayHaveRun && (!this.scheduled || (state.phase !== 'handed' && state.phase !== 'not-started'))
+      await this.settle(state, rejected(started ? error : new IdempotencyHeldBackError('the invocation failed before the handler started it (a middleware inside idempotency, or the handler before reading it)')))
+    })
+  }
+
+  /** Whether `perRecord` answered before every record it was given had settled (a returning `timeoutEarlyResponse`). */
+  unfinished (): boolean {
+    return this.scheduled && this.run.some((s) => s.phase !== 'settled')
+  }
+
+  /** The batch's answer, index-aligned with the delivered records; once answered, nothing changes. */
+  answer (form: AnswerForm): unknown {
+    const response = answerBatch(this, form)
+    this.finish()
+    return response
+  }
+
+  /** Ends the batch without an answer of ours (the error goes on to Lambda). */
+  finish ({ report = true } = {}): void {
+    if (this.stage === 'answered') return
+    this.stage = 'answered'
+    if (report) reportBatch(this)
+  }
+
+  /**
+   * Middy aborts its signal when the early timeout fires, before the middleware's hooks run.
+   * Middy 5 and 6 share one signal between the invocations of a process: when several batches
+   * listen to it, only those whose own deadline has come take the abort as theirs.
+   */
+  private watch (signal: AbortSignal): () => void {
+    const listening = listeners.get(signal) ?? new Set<Batch>()
+    listeners.set(signal, listening)
+    listening.add(this)
+    const onAbort = (): void => {
+      if (listening.size > 1 && !deadlineWithin(this.context, this.limits.timeoutMarginMs)) return
+      this.close(true)
+    }
+    if (signal.aborted) onAbort()
+    else signal.addEventListener('abort', onAbort, { once: true })
+    return () => {
+      signal.removeEventListener('abort', onAbort)
+      listening.delete(this)
+    }
+  }
+}
+
+/** The hold on a claimed record (its lease token), for paths that write it directly. */
+export const holdOf = (state: RecordState): Hold => state.outcome as Hold
