@@ -4,6 +4,8 @@ import { fileURLToPath } from 'node:url'
 
 export interface MemoryResult {
   records: number
+  source: 'sqs' | 'kafka' | 'store-only'
+  measure: 'rss' | 'live'
   workload: string
   concurrency: number
   ms: number
@@ -11,6 +13,9 @@ export interface MemoryResult {
   requests: number
   attempts: Record<string, number>
   maxInFlight: number
+  heapBeforeBytes: number
+  /** The heap after a full collection, at its highest while the batch ran: what stays reachable. */
+  heapPeakLiveBytes: number
   rssBeforeBytes: number
   rssPeakSampledBytes: number
   maxRssBytes: number
@@ -18,9 +23,9 @@ export interface MemoryResult {
 
 const child = fileURLToPath(new URL('./memory-child.ts', import.meta.url))
 
-export const measureMemory = async (endpoint: string, records: number, workload: 'new' | 'duplicates', concurrency: number): Promise<MemoryResult> =>
+export const measureMemory = async (endpoint: string, records: number, workload: 'new' | 'duplicates', concurrency: number, source: 'sqs' | 'kafka' | 'store-only' = 'sqs', measure: 'rss' | 'live' = 'rss'): Promise<MemoryResult> =>
   await new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', child, endpoint, String(records), workload, String(concurrency)], {
+    const proc = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', child, endpoint, String(records), workload, String(concurrency), source, measure], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, NODE_NO_WARNINGS: '1' }
     })
