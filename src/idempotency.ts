@@ -5,6 +5,7 @@ import { sourceByMode, sourceOf } from './sources/index.js'
 import type { BatchSource } from './sources/source.js'
 import type { Adapter, MiddyRequest } from './adapters/adapter.js'
 import type { LifecycleConfig } from './lifecycle/config.js'
+import { createLog } from './lifecycle/log.js'
 import { compileSelector, type Selector } from './lifecycle/key.js'
 import { LocalCache } from './lifecycle/local-cache.js'
 import { defaults, resolveOptions, type IdempotencyOptions } from './options.js'
@@ -51,7 +52,7 @@ export const idempotency = <TEvent = any>(options: IdempotencyOptions<TEvent>): 
     store: resolved.store,
     expiresAfterSeconds: resolved.expiresAfterSeconds,
     onFailure: resolved.onFailure,
-    logger: resolved.logger,
+    log: createLog(resolved.logger, resolved.logLevel),
     now: resolved.now,
     clockSkewMs: resolved.clockSkewMs,
     ...(resolved.effects === 'transact-only' ? { transactOnly: true } : {}),

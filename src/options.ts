@@ -2,6 +2,7 @@ import { IdempotencyConfigError } from './errors.js'
 import { storeName } from './lifecycle/commit.js'
 import type { LifecycleConfig } from './lifecycle/config.js'
 import { parsePath } from './lifecycle/key.js'
+import { defaultLogLevel, isLogLevel } from './lifecycle/log.js'
 import { refuseUnknownOptions } from './unknown-options.js'
 import type { FailurePolicy, IdempotencyLogger, IdempotencyOptions, OutcomeReport, Selector } from './types.js'
 
@@ -14,10 +15,9 @@ export interface ResolvedOptions extends Required<Omit<IdempotencyOptions, 'key'
   responseHook?: IdempotencyOptions['responseHook']
   key?: Selector
   payload?: Selector | false
-  logger: IdempotencyLogger
+  logger: IdempotencyLogger | false
 }
 
-const silent: IdempotencyLogger = { warn: () => {}, error: () => {} }
 
 export const defaults = {
   expiresAfterSeconds: 3600,
@@ -33,7 +33,7 @@ export const defaults = {
 
 // Every option `idempotency()` reads, in the order the README lists them.
 const OPTION_NAMES = ['store', 'key', 'payload', 'expiresAfterSeconds', 'onFailure', 'namespace', 'mode', 'concurrency', 'localCacheSize',
-  'onOutcome', 'logger', 'clockSkewMs', 'timeoutMarginMs', 'responseHook', 'caller', 'effects', 'now'] as const satisfies ReadonlyArray<keyof IdempotencyOptions>
+  'onOutcome', 'logger', 'logLevel', 'clockSkewMs', 'timeoutMarginMs', 'responseHook', 'caller', 'effects', 'now'] as const satisfies ReadonlyArray<keyof IdempotencyOptions>
 // Fails to compile when an option is added to IdempotencyOptions but not to the list above.
 const everyOptionListed: Exclude<keyof IdempotencyOptions, (typeof OPTION_NAMES)[number]> extends never ? true : never = true
 void everyOptionListed
@@ -62,6 +62,7 @@ export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => 
     (options.concurrency !== undefined && !positiveInteger(options.concurrency) && 'concurrency must be a positive integer') ||
     (options.localCacheSize !== undefined && !(Number.isSafeInteger(options.localCacheSize) && options.localCacheSize >= 0) && 'localCacheSize must be an integer of 0 or more') ||
     (options.logger !== undefined && options.logger !== false && (typeof options.logger?.warn !== 'function' || typeof options.logger?.error !== 'function') && 'logger must have warn and error functions, or be false') ||
+    (options.logLevel !== undefined && !isLogLevel(options.logLevel) && "logLevel must be 'debug', 'info', 'warn', 'error' or 'silent'") ||
     (options.onOutcome !== undefined && typeof options.onOutcome !== 'function' && 'onOutcome must be a function') ||
     (options.clockSkewMs !== undefined && !(Number.isSafeInteger(options.clockSkewMs) && options.clockSkewMs >= 0) && 'clockSkewMs must be an integer of 0 or more') ||
     (options.timeoutMarginMs !== undefined && !(Number.isSafeInteger(options.timeoutMarginMs) && options.timeoutMarginMs >= 0) && 'timeoutMarginMs must be an integer of 0 or more') ||
@@ -89,7 +90,8 @@ export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => 
     ...(typeof store.limits?.concurrency === 'number' ? { concurrency: store.limits.concurrency } : {}),
     ...stripUndefined(options),
     namespace: options.namespace ?? process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'middy-idempotency',
-    logger: options.logger === false ? silent : options.logger ?? console
+    logger: options.logger ?? console,
+    logLevel: options.logLevel ?? defaultLogLevel()
   } as ResolvedOptions
 }
 

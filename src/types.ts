@@ -109,8 +109,20 @@ export interface IdempotencyOptions<TEvent = any> {
    * throws is logged and ignored. [none]
    */
   onOutcome?: (outcome: OutcomeReport) => void
-  /** Where lost leases and store faults are reported; `false` for silence. [`console`] */
+  /**
+   * Where the middleware logs one line per decision that matters (a unit failed, was held back,
+   * kept its lease, replayed a failure, lost its lease; store faults), with its key, record id,
+   * outcome and error name and message, never its payload. `console` gets one JSON line per
+   * entry; a Powertools `Logger` (or any logger with `warn` and `error`, and optionally `info`
+   * and `debug`) gets the entry as an object. `false` for silence. [`console`]
+   */
   logger?: IdempotencyLogger | false
+  /**
+   * The least level logged: `debug` adds every completion and replay, `info` held-back and
+   * in-progress units, `warn` failures, `error` store faults only. [Lambda's
+   * `AWS_LAMBDA_LOG_LEVEL`, else `POWERTOOLS_LOG_LEVEL`, else `'info'`]
+   */
+  logLevel?: LogLevel
   /**
    * How far apart the clocks of two Lambda hosts may be, in milliseconds. A lease (the
    * owner's deadline, by the owner's clock) only counts as lapsed once it has been over for
@@ -205,17 +217,23 @@ export type FailureDecision = 'delete' | 'fail'
 export type FailurePolicy = FailureDecision | ((error: unknown, info: FailureInfo) => FailureDecision)
 
 /**
- * A console-like logger; `console` itself fits.
+ * A console-like logger: `console` itself, a Powertools `Logger`, or anything with `warn` and
+ * `error` (and optionally `info` and `debug`) taking one entry.
  *
  * @example
  * ```ts
- * idempotency({ store, logger: { warn: (entry) => log.warn(entry), error: (entry) => log.error(entry) } })
+ * idempotency({ store, logger: new Logger({ serviceName: 'orders' }), logLevel: 'warn' })
  * ```
  */
 export interface IdempotencyLogger {
-  warn: (...data: unknown[]) => void
-  error: (...data: unknown[]) => void
+  debug?: (...data: any[]) => void
+  info?: (...data: any[]) => void
+  warn: (...data: any[]) => void
+  error: (...data: any[]) => void
 }
+
+/** The least level the middleware logs; `silent` logs nothing. */
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
 
 /**
  * What finally became of one unit of work (an SQS record, or a whole event).
@@ -273,6 +291,13 @@ export interface OutcomeReport {
   messageId?: string
   /** Why it did not complete, when it did not. */
   error?: unknown
+  /**
+   * Milliseconds: for a unit that ran, from the start of its work to its settlement in the
+   * store; for one that did not, from the middleware's start to the decision (its claim or read).
+   */
+  durationMs?: number
+  /** For a unit that failed: what the `onFailure` policy did with its record. */
+  onFailure?: FailureDecision
 }
 
 /**

@@ -11,7 +11,7 @@ import {
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
 import { mockClient } from 'aws-sdk-client-mock'
 import { createIdempotencyTable } from '../../scripts/dynamodb-local.mjs'
-import { idempotency, IdempotencyConfigError, IdempotencyHeldBackError, IdempotencyKeyError, IdempotencyResponseError, IdempotencyStoreError, MemoryStore, type IdempotencyOptions, type IdempotencyStore } from '../../src/index.js'
+import { idempotency, IdempotencyConfigError, IdempotencyHeldBackError, IdempotencyKeyError, IdempotencyResponseError, IdempotencyStoreError, MemoryStore, type IdempotencyOptions, type IdempotencyStore, type OutcomeReport } from '../../src/index.js'
 import { DynamoDBStore } from '../../src/dynamodb.js'
 import { storedKey } from '../../src/lifecycle/key.js'
 import { freshTable, localClient } from '../support/dynamodb.js'
@@ -43,21 +43,19 @@ describe.each(middyVersions)('bad input, %s', (_, middy) => {
   /**
    * The README's consumer. Every reason a record is reported failed for is kept by
    * messageId: `sqsPartialBatchFailure` logs them when the handler ran; when no record
-   * could run, the middleware answers early (DESIGN §3.7) and its own logger tells them.
+   * could run, the middleware answers early and `onOutcome` tells them. The log keeps each
+   * error's name and message only.
    */
   const consumer = (options: Partial<IdempotencyOptions> = {}, work: Work = ok) => {
     const namespace = `bad-${Math.random().toString(36).slice(2, 10)}`
     const reasons = new Map<string, unknown>()
     const logged: unknown[] = []
-    const keep = (entry: unknown): void => {
-      logged.push(entry)
-      const { id, error } = (entry ?? {}) as { id?: string, error?: unknown }
-      if (id !== undefined) reasons.set(id, error)
-    }
+    const keep = (entry: unknown): void => { logged.push(entry) }
+    const onOutcome = ({ id, error }: OutcomeReport): void => { if (id !== undefined && error !== undefined) reasons.set(id, error) }
     const ran: string[] = []
     const handler = middy<SQSEvent>()
       .use(sqsPartialBatchFailure({ logger: (reason, record: SQSRecord) => { reasons.set(record.messageId, reason) } }))
-      .use(idempotency({ store: table.store, namespace, logger: { warn: keep, error: keep }, ...options }))
+      .use(idempotency({ store: table.store, namespace, logger: { warn: keep, error: keep }, onOutcome, ...options }))
       .handler(async (event) => await Promise.allSettled(event.Records.map(async (record) => {
         ran.push(record.messageId)
         return await work(record)
@@ -274,7 +272,7 @@ describe.each(middyVersions)('bad input, %s', (_, middy) => {
       await run.handler(eventBridge, lambdaContext())
       expect(run.ran).toEqual([])
       expect(await run.items()).toEqual([])
-      expect(run.logged).toContainEqual(expect.objectContaining({ error: expect.any(IdempotencyConfigError) }))
+      expect(run.logged).toContainEqual(expect.objectContaining({ error: { name: 'IdempotencyConfigError', message: expect.stringMatching(/mode 'sqs' expects an SQS event/) } }))
     })
 
     test('an empty Records answers with no failures, without calling the handler or writing anything', async () => {

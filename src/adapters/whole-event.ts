@@ -13,7 +13,8 @@ import type { Adapter, MiddyRequest } from './adapter.js'
 import { isHttpEvent } from './http.js'
 import { isErrorResponse, markReplayed } from './http-response.js'
 
-interface Claimed { unit: Unit, leaseToken: string, settled: boolean, writes: unknown[] }
+/** A claimed event: its hold, whether it is settled, its queued `transact` writes, when its work started. */
+interface Claimed { unit: Unit, leaseToken: string, settled: boolean, writes: unknown[], startedMs: number }
 
 /** What whole-event mode is told besides the lifecycle: see the options of the same names. */
 export interface WholeEventOptions {
@@ -31,7 +32,7 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
   const claims = new WeakMap<MiddyRequest, Claimed>()
   const replayed = new WeakSet<MiddyRequest>()
 
-  const report = (outcome: OutcomeReport): void => { reportOutcome(config.onOutcome, config.logger, outcome) }
+  const report = (outcome: OutcomeReport): void => { reportOutcome(config, outcome) }
 
   /** The stored response as this request gets it: marked as a replay for HTTP, then the user's hook. */
   const replayOf = async (request: MiddyRequest, key: string, stored: unknown): Promise<unknown> => {
@@ -42,20 +43,22 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
   const before = async (request: MiddyRequest): Promise<unknown> => {
     if (options.runsUnprotected?.(request.event) === true) return undefined
     watchErrors(request)
+    const lease = leaseFor(request.context, config.now)
+    const since = (): number => config.now() - lease.nowMs
     let unit: Unit
     try {
       unit = prepareUnit(selection, request.event, request.context, 1, 'event')
     } catch (error) {
-      report({ kind: 'no-key', error })
+      report({ kind: 'no-key', durationMs: since(), error })
       throw error
     }
-    const outcome = await claim(config, unit, leaseFor(request.context, config.now))
+    const outcome = await claim(config, unit, lease)
     if (outcome.kind === 'rejected') {
-      report({ kind: kindOfRefusal(outcome.error), key: unit.key, error: outcome.error })
+      report({ kind: kindOfRefusal(outcome.error), key: unit.key, durationMs: since(), error: outcome.error })
       throw outcome.error
     }
     if (outcome.kind === 'run') {
-      const claimed: Claimed = { unit, leaseToken: outcome.leaseToken, settled: false, writes: [] }
+      const claimed: Claimed = { unit, leaseToken: outcome.leaseToken, settled: false, writes: [], startedMs: config.now() }
       claims.set(request, claimed)
       // docs/architecture.md: transact: the handler queues its DynamoDB writes here; they commit with the completion.
       if (typeof request.context === 'object' && request.context !== null) {
@@ -64,7 +67,7 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
       }
       return undefined
     }
-    report({ kind: 'replayed', key: unit.key })
+    report({ kind: 'replayed', key: unit.key, durationMs: since() })
     const response = await replayOf(request, unit.key, outcome.response)
     // `earlyResponse` (Middy >= 6) is what makes an `undefined` result a response rather
     // than "go on and run the handler".
@@ -76,16 +79,19 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
   /** The one settlement path (docs/architecture.md: the record's life), then what it tells `onOutcome`. */
   const settle = async (request: MiddyRequest, claimed: Claimed, result: PromiseSettledResult<unknown>): Promise<PromiseSettledResult<unknown>> => {
     const nearDeadline = result.status === 'rejected' && timedOut(request, options.timeoutMarginMs)
-    if (nearDeadline) config.logger.warn({ message: 'idempotency: timed out; lease kept until it lapses', key: claimed.unit.key })
     const settled = await settleUnit(config, claimed.unit, claimed, result, { writes: claimed.writes, timedOut: nearDeadline })
-    report({ kind: settled.kind, key: claimed.unit.key, ...(settled.result.status === 'rejected' ? { error: settled.result.reason } : {}) })
+    report({
+      kind: settled.kind, key: claimed.unit.key, durationMs: config.now() - claimed.startedMs,
+      ...(settled.onFailure === undefined ? {} : { onFailure: settled.onFailure }),
+      ...(settled.result.status === 'rejected' ? { error: settled.result.reason } : {})
+    })
     return settled.result
   }
 
   const after = async (request: MiddyRequest): Promise<void> => {
     if (replayed.has(request)) {
       // Only Middy 5 gets here: it cannot respond early with `undefined`, so it ran the handler.
-      config.logger.error({ message: 'idempotency: Middy 5 ran the handler of a duplicate whose stored result is undefined; return a value from the handler, or use Middy 6 or later' })
+      config.log.error({ message: 'idempotency: Middy 5 ran the handler of a duplicate whose stored result is undefined; return a value from the handler, or use Middy 6 or later' })
       return
     }
     const claimed = claims.get(request)

@@ -91,16 +91,16 @@ const identityOf = (identifier: unknown): unknown => {
   return typeof kafka === 'object' && kafka !== null ? `${String(kafka.partition)}@${String(kafka.offset)}` : identifier
 }
 
-/** Tells `onOutcome` what became of every record of the batch, once it is known. */
+/** Logs and tells `onOutcome` what became of every record of the batch, once it is known. */
 export const reportBatch = (batch: Batch): void => {
-  const { onOutcome, logger } = batch.config
-  if (onOutcome === undefined) return
   for (const state of batch.records) {
     const result = resultOf(state)
     const error = result.status === 'rejected' ? result.reason : undefined
-    reportOutcome(onOutcome, logger, {
+    const durationMs = state.durationMs ?? (batch.decidedMs ?? batch.config.now()) - batch.lease.nowMs
+    reportOutcome(batch.config, {
       kind: kindOf(state, error), id: state.id, ...(batch.source.mode === 'sqs' ? { messageId: state.id } : {}),
-      ...(state.unit === undefined ? {} : { key: state.unit.key }), ...(error === undefined ? {} : { error })
+      ...(state.unit === undefined ? {} : { key: state.unit.key }), durationMs,
+      ...(state.onFailure === undefined ? {} : { onFailure: state.onFailure }), ...(error === undefined ? {} : { error })
     })
   }
 }

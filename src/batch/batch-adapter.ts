@@ -8,7 +8,7 @@ import { keepFailed, type Hold } from '../lifecycle/settle.js'
 import { originalError, timedOut, watchErrors } from '../lifecycle/timeout.js'
 import { fieldOf, listOf, type BatchSource } from '../sources/source.js'
 import type { Adapter, MiddyRequest } from '../adapters/adapter.js'
-import { readAnswer, resultOf } from './answer.js'
+import { readAnswer } from './answer.js'
 import { Batch, type BatchLimits } from './batch.js'
 import { claimBatch, prepareRecords } from './claim-batch.js'
 import { handOver, takeBack } from './handover.js'
@@ -29,7 +29,7 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
       const error = new IdempotencyConfigError(`idempotency: mode '${source.mode}' expects ${source.eventName} (${source.layout === undefined ? `a Records array of ${source.eventSource} records` : `its ${fieldOf(source)}`})`)
       // Logged as well as thrown: @middy/sqs-partial-batch-failure's onError turns an event
       // without Records into an empty batchItemFailures, which would hide it.
-      config.logger.error({ message: error.message, error })
+      config.log.error({ message: error.message, error })
       throw error
     }
     watchErrors(request)
@@ -48,10 +48,6 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
       // Nothing to run, so the handler must not be called. Returning early skips every
       // `after` hook, the batch middleware's too, so the answer is already in Lambda's
       // own `{ batchItemFailures }` shape (README: What happens on each path).
-      for (const state of records) {
-        const result = resultOf(state)
-        if (result.status === 'rejected') config.logger.warn({ message: 'idempotency: record reported failed', id: state.id, error: result.reason })
-      }
       return batch.answer('native')
     }
     request.event = handOver(event, batch)
@@ -89,10 +85,10 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
     } catch (error) {
       // The handler ran but its answer cannot be read: some records may have taken effect.
       // Keep them FAILED rather than release them to run again; the error goes on to onError.
-      config.logger.error({ message: (error as Error).message, error })
+      config.log.error({ message: (error as Error).message, error })
       await batch.settleEach(async (state) => {
         await keepFailed(config, state.unit as Unit, state.outcome as Hold, error)
-        Object.assign(state, { result: rejected(error), settledAs: 'failed', phase: 'settled' })
+        Object.assign(state, { result: rejected(error), settledAs: 'failed', onFailure: 'fail', phase: 'settled' })
       })
       end(batch)
       throw error
@@ -118,7 +114,7 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
       // perRecord knows what became of each record: the finished ones are answered as such,
       // instead of the whole batch coming back (they would only replay, but cost a delivery).
       if (batch.scheduled) {
-        config.logger.warn({ message: 'idempotency: timed out; the records that had not finished are reported failed', error: originalError(request) })
+        config.log.warn({ message: 'idempotency: timed out; the records that had not finished are reported failed', error: originalError(request) })
         return answer(request, batch, 'native')
       }
     } else {

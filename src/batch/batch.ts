@@ -47,6 +47,8 @@ export class Batch {
   handlerCalled = false
   /** The event the handler is given (see `handOver`). */
   handed?: object
+  /** When the claims were decided (epoch ms): the records that did not run took this long from `lease.nowMs`. */
+  decidedMs?: number
   private stage: BatchStage = 'open'
   private startedBy?: 'perRecord'
 
@@ -70,6 +72,7 @@ export class Batch {
 
   /** The claimed records are handed to the handler. */
   hand (run: RecordState[]): void {
+    this.decidedMs = this.config.now()
     this.run = run
     for (const state of run) state.phase = 'handed'
   }
@@ -87,6 +90,7 @@ export class Batch {
   /** A record's work starts. */
   begin (state: RecordState): void {
     state.phase = 'running'
+    state.startedMs = this.config.now()
   }
 
   /** No record starts any more. `timedOut`: because the deadline came. */
@@ -120,6 +124,9 @@ export class Batch {
     const settlement = await settleUnit(this.config, state.unit as Unit, state.outcome, result, { writes, timedOut })
     state.result = settlement.result
     state.settledAs = settlement.kind
+    if (settlement.onFailure !== undefined) state.onFailure = settlement.onFailure
+    // A hand-written handler's records started when it was handed them.
+    state.durationMs = this.config.now() - (state.startedMs ?? this.decidedMs ?? this.lease.nowMs)
     state.phase = 'settled'
   }
 
@@ -140,8 +147,7 @@ export class Batch {
    */
   async closeOnTimeout (): Promise<void> {
     this.close(true)
-    const running = this.run.filter((s) => s.phase === 'running' || s.phase === 'settling' || (s.phase === 'handed' && !this.scheduled))
-    if (running.length > 0) this.config.logger.warn({ message: 'idempotency: timed out; leases of running records kept until they lapse', keys: running.map((s) => s.unit?.key) })
+    // Each record still running is logged once, with its outcome (timed out, lease kept).
     if (!this.scheduled) return
     await this.settleEach(async (state) => {
       if (state.phase === 'handed' || state.phase === 'not-started') {

@@ -125,7 +125,7 @@ const readProbableDuplicates = async (config: LifecycleConfig, probable: RecordS
       for (const [key, record] of await read(keys)) found.set(key, record)
     } catch (error) {
       // Reading is only an optimisation: the claims decide, one request each.
-      config.logger.warn({ message: 'idempotency: read before claim failed; claiming instead', error })
+      config.log.warn({ message: 'idempotency: read before claim failed; claiming instead', error })
     }
   })
   return found

@@ -1,6 +1,6 @@
 import type { Unit } from '../lifecycle/config.js'
 import type { ClaimDecision } from '../lifecycle/outcome.js'
-import type { OutcomeKind } from '../types.js'
+import type { FailureDecision, OutcomeKind } from '../types.js'
 
 /**
  * Where one record stands. `handed`: given to the handler, which may have run it (a
@@ -24,6 +24,11 @@ export interface RecordState {
   /** For a record that ran: what it reports once settled, and what became of it. */
   result?: PromiseSettledResult<unknown>
   settledAs?: OutcomeKind
+  /** For a record that failed: what `onFailure` did with it. */
+  onFailure?: FailureDecision
+  /** When its work started (epoch ms), and how long it took until it was settled. */
+  startedMs?: number
+  durationMs?: number
 }
 
 /** The record a `run` or `copy` outcome finally stands for. */

@@ -6,7 +6,7 @@ import { fulfilled, rejected } from './outcome.js'
 import { serialiseResponse } from './response.js'
 import { judge } from './claim.js'
 import { kindOfRefusal } from './report.js'
-import { applyOnFailure, keepFailed, lostLease, releaseRegardlessOfPolicy, type Hold, type Settlement } from './settle.js'
+import { applyOnFailure, keepFailed, releaseRegardlessOfPolicy, type Hold, type Settlement } from './settle.js'
 
 /** The store's class name, for errors that say which store cannot do what. */
 export const storeName = (config: LifecycleConfig): string => {
@@ -40,8 +40,12 @@ export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, 
    * (`effects: 'transact-only'`), there were no other effects: the policy applies.
    */
   const refuse = async (error: Error, keep = false): Promise<Settlement> => {
-    await (keep && !unclaimed ? keepFailed(config, unit, hold, error) : applyOnFailure(config, unit, hold, error))
-    return { result: rejected(error), kind: 'failed' }
+    if (keep && !unclaimed) {
+      await keepFailed(config, unit, hold, error)
+      return { result: rejected(error), kind: 'failed', onFailure: 'fail' }
+    }
+    const done = await applyOnFailure(config, unit, hold, error)
+    return { result: rejected(error), kind: 'failed', ...(done === undefined ? {} : { onFailure: done }) }
   }
   const commit = config.store.commit?.bind(config.store)
   if (commit === undefined) return await refuse(new IdempotencyConfigError(`idempotency: transact needs a store that commits transactions (DynamoDBStore); ${storeName(config)} does not`))
@@ -64,16 +68,14 @@ export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, 
   } catch (error) {
     // Whether it landed is unknown: the lease stays, so a redelivery meets either the
     // COMPLETED record or, once the lease lapses, runs again with nothing applied.
-    const storeError = asStoreError(error, 'commit', unit.key)
-    config.logger.error({ message: 'idempotency: could not commit; the record keeps its lease', key: unit.key, error: storeError })
-    return { result: rejected(storeError), kind: 'store-error' }
+    // Logged once, as the unit's outcome.
+    return { result: rejected(asStoreError(error, 'commit', unit.key)), kind: 'store-error' }
   }
   switch (committed.status) {
     case 'committed':
       config.cache?.remember({ key: unit.key, status: 'COMPLETED', ...outcome, ...(unit.payloadHash === undefined ? {} : { payloadHash: unit.payloadHash }) })
       return { result: fulfilled(response), kind: 'completed' }
     case 'lease-lost':
-      lostLease(config, unit, 'commit')
       return { result: rejected(new IdempotencyLeaseLostError(unit.key)), kind: 'lease-lost' }
     case 'taken': {
       // Another invocation committed this key first: nothing of ours was applied; its result is ours.
@@ -93,7 +95,7 @@ export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, 
       // Another transaction on the same item, or throttling: nothing is wrong with the work.
       // Released whatever `onFailure` says, so that a redelivery simply tries again.
       await releaseRegardlessOfPolicy(config, unit, hold)
-      return { result: rejected(error), kind: 'failed' }
+      return { result: rejected(error), kind: 'failed', onFailure: 'delete' }
     }
   }
 }

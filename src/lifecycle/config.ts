@@ -1,6 +1,7 @@
 import type { IdempotencyStore } from '../stores/store.js'
 import type { LocalCache } from './local-cache.js'
-import type { FailurePolicy, IdempotencyLogger, OutcomeReport } from '../types.js'
+import type { Log } from './log.js'
+import type { FailurePolicy, OutcomeReport } from '../types.js'
 
 /** One unit of work (an SQS record, or a whole event) once its key is known. */
 export interface Unit {
@@ -14,7 +15,8 @@ export interface LifecycleConfig {
   store: IdempotencyStore<any>
   expiresAfterSeconds: number
   onFailure: FailurePolicy
-  logger: IdempotencyLogger
+  /** Our log, at the `logLevel` option's level, over the `logger` option. */
+  log: Log
   now: () => number
   clockSkewMs: number
   cache?: LocalCache

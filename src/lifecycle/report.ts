@@ -6,7 +6,9 @@ import {
   IdempotencyPayloadMismatchError,
   IdempotencyStoreError
 } from '../errors.js'
-import type { IdempotencyLogger, OutcomeKind, OutcomeReport } from '../types.js'
+import type { LifecycleConfig } from './config.js'
+import { logOutcome } from './log.js'
+import type { OutcomeKind, OutcomeReport } from '../types.js'
 
 /** The kind of outcome an error that kept a unit from running stands for. */
 export const kindOfRefusal = (error: unknown): OutcomeKind => {
@@ -19,12 +21,16 @@ export const kindOfRefusal = (error: unknown): OutcomeKind => {
   return 'failed'
 }
 
-/** Calls the hook; a hook that throws must not change what happens to the work, so it is only logged. */
-export const reportOutcome = (onOutcome: ((outcome: OutcomeReport) => void) | undefined, logger: IdempotencyLogger, outcome: OutcomeReport): void => {
-  if (onOutcome === undefined) return
+/**
+ * What became of a unit, once its fate is known: its one log line, then the `onOutcome` hook. A
+ * hook that throws must not change what happens to the work, so it is only logged.
+ */
+export const reportOutcome = (config: LifecycleConfig, outcome: OutcomeReport): void => {
+  logOutcome(config.log, outcome)
+  if (config.onOutcome === undefined) return
   try {
-    onOutcome(outcome)
+    config.onOutcome(outcome)
   } catch (error) {
-    logger.error({ message: 'idempotency: onOutcome threw; ignored', error })
+    config.log.error({ message: 'idempotency: onOutcome threw; ignored', error })
   }
 }

@@ -38,12 +38,12 @@ export const settleUnit = async (config: LifecycleConfig, unit: Unit, hold: Hold
     }
     // docs/timeouts.md: a failure at the deadline may have taken effect; the lease lapses with it.
     if (how.timedOut) return { result, kind: 'timed-out' }
-    await applyOnFailure(config, unit, hold, result.reason)
-    return { result, kind: 'failed' }
+    const done = await applyOnFailure(config, unit, hold, result.reason)
+    return { result, kind: 'failed', ...(done === undefined ? {} : { onFailure: done }) }
   } catch (error) {
     // A bug of ours or a fault no path foresaw must not leave the unit half-settled nor
     // escape into its neighbours: it keeps its lease (it lapses at the deadline) and fails.
-    config.logger.error({ message: 'idempotency: could not settle; the record keeps its lease', key: unit.key, error })
+    // Logged once, as the unit's outcome.
     return { result: rejected(error), kind: 'store-error' }
   }
 }

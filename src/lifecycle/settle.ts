@@ -7,7 +7,12 @@ import type { FailureDecision, OutcomeKind } from '../types.js'
 import { serialiseResponse } from './response.js'
 
 /** How a unit that ran ends: what it reports, and what became of it (for `onOutcome`). */
-export interface Settlement { result: PromiseSettledResult<unknown>, kind: OutcomeKind }
+export interface Settlement {
+  result: PromiseSettledResult<unknown>
+  kind: OutcomeKind
+  /** For a unit that failed: what was done with its record (`delete`: released; `fail`: kept FAILED). */
+  onFailure?: FailureDecision
+}
 
 /**
  * The handler succeeded: store its result as COMPLETED, fenced by our token.
@@ -19,20 +24,19 @@ export const complete = async (config: LifecycleConfig, unit: Unit, leaseToken: 
   if (!serialised.ok) {
     const error = new IdempotencyResponseError(unit.key, serialised.problem)
     await keepFailed(config, unit, { leaseToken }, error)
-    return { result: rejected(error), kind: 'failed' }
+    return { result: rejected(error), kind: 'failed', onFailure: 'fail' }
   }
   const expiry = Math.floor(config.now() / 1000) + config.expiresAfterSeconds
   const outcome = serialised.json === undefined ? { expiry } : { expiry, responseData: serialised.json }
   try {
     if (!await config.store.complete(unit.key, leaseToken, outcome)) {
-      lostLease(config, unit, 'complete')
+      // Logged once, as the unit's outcome.
       return { result: fulfilled(response), kind: 'lease-lost' }
     }
   } catch (error) {
     // The lease stays: a redelivery meets IN_PROGRESS until it lapses, then runs again.
-    const storeError = asStoreError(error, 'complete', unit.key)
-    config.logger.error({ message: 'idempotency: could not complete; the record keeps its lease', key: unit.key, error: storeError })
-    return { result: rejected(storeError), kind: 'store-error' }
+    // Logged once, as the unit's outcome.
+    return { result: rejected(asStoreError(error, 'complete', unit.key)), kind: 'store-error' }
   }
   config.cache?.remember({ key: unit.key, status: 'COMPLETED', ...outcome, ...(unit.payloadHash === undefined ? {} : { payloadHash: unit.payloadHash }) })
   return { result: fulfilled(response), kind: 'completed' }
@@ -47,10 +51,12 @@ export interface Hold { leaseToken: string, unclaimed?: true }
 /**
  * The work failed: apply the `onFailure` policy — release the record (it may be deleted) or
  * keep it FAILED — fenced by our token. Never throws: a store fault here is logged, and the
- * lease then simply lapses.
+ * lease then simply lapses. Answers what was done, or undefined when nothing could be (the lease
+ * was lost, or the store failed).
  */
-export const applyOnFailure = async (config: LifecycleConfig, unit: Unit, hold: Hold, error: unknown): Promise<void> => {
-  await settleFailure(config, unit, hold, error, decide(config, unit, error))
+export const applyOnFailure = async (config: LifecycleConfig, unit: Unit, hold: Hold, error: unknown): Promise<FailureDecision | undefined> => {
+  const decision = decide(config, unit, error)
+  return await settleFailure(config, unit, hold, error, decision) ? decision : undefined
 }
 
 /**
@@ -77,21 +83,22 @@ const decide = (config: LifecycleConfig, unit: Unit, error: unknown): FailureDec
   try {
     const decision = policy(error, { attempt: unit.attempt, key: unit.key })
     if (decision === 'delete' || decision === 'fail') return decision
-    config.logger.error({ message: `idempotency: onFailure returned ${String(decision)}, not 'delete' or 'fail'; deleting`, key: unit.key })
+    config.log.error({ message: `idempotency: onFailure returned ${String(decision)}, not 'delete' or 'fail'; deleting`, key: unit.key })
   } catch (policyError) {
-    config.logger.error({ message: 'idempotency: onFailure threw; deleting', key: unit.key, error: policyError })
+    config.log.error({ message: 'idempotency: onFailure threw; deleting', key: unit.key, error: policyError })
   }
   return 'delete'
 }
 
-const settleFailure = async (config: LifecycleConfig, unit: Unit, hold: Hold, error: unknown, decision: FailureDecision): Promise<void> => {
+/** Applies `decision` to the record, fenced by our token: whether the decision was carried out. */
+const settleFailure = async (config: LifecycleConfig, unit: Unit, hold: Hold, error: unknown, decision: FailureDecision): Promise<boolean> => {
   let { leaseToken } = hold
   if (hold.unclaimed === true) {
     // Nothing of an unclaimed unit was written: there is nothing to release, and keeping it
     // FAILED takes a claim first (two requests, on this rare path only).
-    if (decision === 'delete') return
+    if (decision === 'delete') return true
     const claimed = await claimToFail(config, unit)
-    if (claimed === undefined) return
+    if (claimed === undefined) return false
     leaseToken = claimed
   }
   try {
@@ -102,12 +109,14 @@ const settleFailure = async (config: LifecycleConfig, unit: Unit, hold: Hold, er
       })
       : await config.store.release(unit.key, leaseToken)
     if (!held) lostLease(config, unit, decision === 'fail' ? 'fail' : 'release')
+    return held
   } catch (storeError) {
-    config.logger.error({
+    config.log.error({
       message: `idempotency: could not ${decision === 'fail' ? 'fail' : 'release'} the record; it keeps its lease until it lapses`,
       key: unit.key,
       error: asStoreError(storeError, decision === 'fail' ? 'fail' : 'release', unit.key)
     })
+    return false
   }
 }
 
@@ -123,12 +132,12 @@ const claimToFail = async (config: LifecycleConfig, unit: Unit): Promise<string 
     // Somebody else's record stands: it is theirs, whatever it says.
     return standing === undefined || standing.leaseToken === leaseToken ? leaseToken : undefined
   } catch (storeError) {
-    config.logger.error({ message: 'idempotency: could not keep the record FAILED', key: unit.key, error: asStoreError(storeError, 'claim', unit.key) })
+    config.log.error({ message: 'idempotency: could not keep the record FAILED', key: unit.key, error: asStoreError(storeError, 'claim', unit.key) })
     return undefined
   }
 }
 
 /** Somebody claimed the key after our lease lapsed: their record is theirs, we write nothing. */
 export const lostLease = (config: LifecycleConfig, unit: Unit, operation: string): void => {
-  config.logger.warn({ message: `idempotency: lease lost before ${operation}; the record now belongs to another invocation and was left alone`, key: unit.key })
+  config.log.warn({ message: `idempotency: lease lost before ${operation}; the record now belongs to another invocation and was left alone`, key: unit.key })
 }

@@ -401,8 +401,11 @@ describe.each(batchMiddyVersions)('SQS batch against DynamoDB Local, %s', (_, mi
     }
     const items = await itemsFor(namespace)
     expect(items.map((i) => [i.status, i.responseData])).toEqual([['COMPLETED', '"fresh"'], ['COMPLETED', '"fresh"']])
-    expect(logger.lines.filter((l) => l.level === 'warn').map((l) => (l.entry as { message: string }).message)).toEqual([
-      expect.stringMatching(/lease lost before complete/), expect.stringMatching(/lease lost before release/)
+    // One line per decision: the completion refused (its outcome), then the release refused and the failure it was for.
+    expect(logger.lines.filter((l) => l.level === 'warn').map((l) => (l.entry as { message: string, outcome?: string }))).toEqual([
+      expect.objectContaining({ outcome: 'lease-lost', message: expect.stringMatching(/lease lost: another invocation took the record over/) }),
+      expect.objectContaining({ message: expect.stringMatching(/lease lost before release/) }),
+      expect.objectContaining({ outcome: 'failed', error: { name: 'Error', message: 'late failure' } })
     ])
   })
 

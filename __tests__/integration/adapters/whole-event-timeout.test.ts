@@ -125,7 +125,7 @@ describe.each(middyVersions)('whole event timing out, %s', (_, middyCore) => {
       if (where === 'none') expect(answer.error).toBe(declined)
       else expect(answer.value).toMatchObject({ statusCode: 500 })
       expect(run.failures).toEqual([declined])
-      expect(run.outcomes).toEqual([{ kind: 'failed', key: expect.any(String), error: declined }])
+      expect(run.outcomes).toEqual([{ kind: 'failed', key: expect.any(String), durationMs: expect.any(Number), onFailure: 'delete', error: declined }])
       expect(await run.items()).toEqual([])
     })
   })

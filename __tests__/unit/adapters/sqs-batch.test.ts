@@ -200,16 +200,19 @@ describe('SQS batch with MemoryStore', () => {
   test('a claim the store refuses fails that record alone with the store error as cause', async () => {
     const store = new CountingStore()
     const logger = recordingLogger()
-    const handler = middy<SQSEvent>().use(idempotency({ store, namespace: 'unit', logger })).handler(async (e) => await Promise.allSettled(e.Records.map(async () => 1)))
+    const errors: unknown[] = []
+    const handler = middy<SQSEvent>().use(idempotency({ store, namespace: 'unit', logger, onOutcome: (o) => { if (o.error !== undefined) errors.push(o.error) } }))
+      .handler(async (e) => await Promise.allSettled(e.Records.map(async () => 1)))
     const done = sqsRecord('done')
     await handler(sqsEvent([done]), lambdaContext())
     store.failOn.add('claim')
     const refused = sqsRecord('new')
     // Neither record can run, so the handler is skipped and the answer is Lambda's own shape.
     expect(failedIds(await handler(sqsEvent([redelivered(done), refused]), lambdaContext()))).toEqual([refused.messageId])
-    const [line] = logger.lines
-    const error = (line?.entry as { error: IdempotencyStoreError }).error
+    const error = errors[0] as IdempotencyStoreError
     expect(error).toBeInstanceOf(IdempotencyStoreError)
+    // Logged once, by name and message, at the level of a store fault.
+    expect(logger.lines).toEqual([{ level: 'error', entry: expect.objectContaining({ outcome: 'store-error', id: refused.messageId, error: { name: 'IdempotencyStoreError', message: error.message } }) }])
     expect(error.operation).toBe('claim')
     expect(error.cause).toMatchObject({ name: 'ThrottlingException' })
     expect(store.records()).toHaveLength(1)
@@ -299,7 +302,10 @@ describe('SQS batch with MemoryStore', () => {
     const { invoke } = consumer(store, async () => { throw new Error('x') }, { logger, onFailure: () => { throw new Error('policy bug') } })
     await invoke([sqsRecord('a')])
     expect(store.records()).toEqual([])
-    expect(logger.lines).toEqual([expect.objectContaining({ level: 'error', entry: expect.objectContaining({ message: expect.stringMatching(/onFailure threw/) }) })])
+    expect(logger.lines).toEqual([
+      expect.objectContaining({ level: 'error', entry: expect.objectContaining({ message: expect.stringMatching(/onFailure threw/) }) }),
+      expect.objectContaining({ level: 'warn', entry: expect.objectContaining({ outcome: 'failed', onFailure: 'delete', error: { name: 'Error', message: 'x' } }) })
+    ])
   })
 
   test('a handler returning nothing counts as every record done (Lambda reads it so)', async () => {
@@ -352,7 +358,7 @@ describe('SQS batch with MemoryStore', () => {
       [records[6]?.messageId, 'in-progress']
     ])
     expect(outcomes[4]?.error).toEqual(new Error('boom'))
-    expect(outcomes[6]).toEqual({ kind: 'in-progress', key: busyKey, id: records[6]?.messageId, messageId: records[6]?.messageId, error: expect.any(IdempotencyInProgressError) })
+    expect(outcomes[6]).toEqual({ kind: 'in-progress', key: busyKey, id: records[6]?.messageId, messageId: records[6]?.messageId, durationMs: expect.any(Number), error: expect.any(IdempotencyInProgressError) })
   })
 
   test('an onOutcome hook that throws is logged and changes nothing', async () => {
