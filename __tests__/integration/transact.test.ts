@@ -158,6 +158,22 @@ describe.each(middyVersions)('transact against DynamoDB Local, %s', (_name, midd
     expect(await orderOf(ids[0] as string)).toBeUndefined()
   })
 
+  test('binary attributes are sized as their bytes: 1.2 MB of Buffers commits (JSON would count them four times over)', async () => {
+    const record = sqsRecord({ orderId: `o-${uid()}` })
+    const reasons: unknown[] = []
+    const scan = Buffer.alloc(300 * 1024, 200)
+    const ids = Array.from({ length: 4 }, () => `scan-${uid()}`)
+    const handler = middy<SQSEvent>()
+      .use(sqsPartialBatchFailure({ logger: (reason: unknown) => { reasons.push(reason) } }))
+      .use(idempotency({ store: new DynamoDBStore({ tableName: table.tableName, client: table.client }), namespace: `transact-${uid()}`, logger: false }))
+      .handler(perRecord(async (_r: SQSRecord, { transact }: RecordTools) => {
+        for (const orderId of ids) transact({ Put: { TableName: ordersTable, Item: { orderId, scan } } })
+      }) as never)
+    expect(await handler(sqsEvent([record]), lambdaContext())).toEqual({ batchItemFailures: [] })
+    expect(reasons).toEqual([])
+    expect(await orderOf(ids[3] as string)).toBeDefined()
+  })
+
   test('an entry that is not a TransactWriteItems entry is named where it is queued', async () => {
     const reasons: unknown[] = []
     const handler = middy<SQSEvent>()

@@ -19,10 +19,26 @@ export const storeName = (config: LifecycleConfig): string => {
 const tooMuch = (writes: readonly unknown[], limits: StoreLimits['transaction']): { code: string, problem: string } | undefined => {
   if (limits === undefined) return undefined
   if (writes.length > limits.maxWrites) return { code: 'TooManyItems', problem: `${writes.length} writes queued, more than the ${limits.maxWrites} that fit in one transaction with the completion` }
-  // An estimate (a store sizes its items its own way); a BigInt is sized as its digits.
-  const bytes = Buffer.byteLength(JSON.stringify(writes, (_key, value: unknown) => typeof value === 'bigint' ? value.toString() : value))
+  // An estimate (a store sizes its items its own way), never far above it: binary values count
+  // their bytes, not the four-per-byte of a Buffer's JSON, which would refuse what fits.
+  const bytes = sizeOf(writes)
   if (bytes > limits.maxBytes) return { code: 'TooLarge', problem: `the writes are about ${bytes} bytes, more than the ${limits.maxBytes} one transaction holds` }
   return undefined
+}
+
+/**
+ * About how many bytes `value` takes as a store item: UTF-8 text, binary as its bytes, numbers
+ * as their digits, names of attributes, and a little per container and element.
+ */
+const sizeOf = (value: unknown): number => {
+  if (typeof value === 'string') return Buffer.byteLength(value)
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value).length
+  if (value === null || typeof value !== 'object') return 1
+  if (ArrayBuffer.isView(value)) return value.byteLength
+  if (value instanceof ArrayBuffer) return value.byteLength
+  const members = value instanceof Set || Array.isArray(value) ? [...value] : undefined
+  if (members !== undefined) return members.reduce((sum: number, member) => sum + 1 + sizeOf(member), 3)
+  return Object.entries(value).reduce((sum, [name, member]) => sum + Buffer.byteLength(name) + 1 + sizeOf(member), 3)
 }
 
 /**
