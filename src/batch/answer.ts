@@ -9,19 +9,32 @@ import type { RecordState } from './state.js'
 /** How the handler answered: its `Promise.allSettled` array, or Lambda's own `{ batchItemFailures }`. */
 export type AnswerForm = 'array' | 'native'
 
+const PENDING = Symbol('pending at the deadline')
+
 /**
  * Maps the handler's answer back onto the records it was given (docs/architecture.md: the batch flow, answer). An entry that
  * is a promise (a handler that returned `event.Records.map(async ...)` without
  * `Promise.allSettled`) is awaited and settles its record as `Promise.allSettled` would have:
  * what the handler meant, and never a record acknowledged before its work has ended.
  */
-export const readAnswer = async (response: unknown, run: readonly RecordState[], source: BatchSource): Promise<{ form: AnswerForm, results: Array<PromiseSettledResult<unknown>> }> => {
+export const readAnswer = async (response: unknown, run: readonly RecordState[], source: BatchSource, waitMs?: number): Promise<{ form: AnswerForm, results: Array<PromiseSettledResult<unknown>>, cutOff?: true }> => {
   if (Array.isArray(response)) {
     if (response.length !== run.length) {
       throw new IdempotencyConfigError(`idempotency: the handler returned ${response.length} results for the ${run.length} records it was given; ` +
         'use perRecord(fn), or return Promise.allSettled(event.Records.map(...)) or { batchItemFailures }')
     }
-    return { form: 'array', results: await Promise.all(response.map(asSettled)) }
+    // Middy's timeout covers the handler, not this wait: a promise still pending near the deadline
+    // is left running (its record keeps its lease), so that the records that finished are stored
+    // before Lambda ends the invocation and every one of them would run again.
+    let timer: ReturnType<typeof setTimeout> | undefined
+    let cutOff = false
+    const deadline = waitMs === undefined ? undefined : new Promise<typeof PENDING>((resolve) => { timer = setTimeout(() => { cutOff = true; resolve(PENDING) }, Math.max(0, waitMs)) })
+    try {
+      const results = await Promise.all(response.map(async (entry) => await asSettled(entry, deadline)))
+      return { form: 'array', results, ...(cutOff ? { cutOff: true as const } : {}) }
+    } finally {
+      clearTimeout(timer)
+    }
   }
   const failures = (response as { batchItemFailures?: unknown } | null | undefined)?.batchItemFailures
   if (Array.isArray(failures)) {
@@ -39,13 +52,11 @@ export const readAnswer = async (response: unknown, run: readonly RecordState[],
  * An entry of `Promise.allSettled` has exactly `status` and `value`, or `status` and `reason`;
  * a thenable is awaited; anything else is a plain result.
  */
-const asSettled = async (entry: unknown): Promise<PromiseSettledResult<unknown>> => {
+const asSettled = async (entry: unknown, deadline?: Promise<typeof PENDING>): Promise<PromiseSettledResult<unknown>> => {
   if (typeof (entry as { then?: unknown } | null)?.then === 'function') {
-    try {
-      return fulfilled(await (entry as PromiseLike<unknown>))
-    } catch (error) {
-      return rejected(error)
-    }
+    const settled = Promise.resolve(entry as PromiseLike<unknown>).then(fulfilled, rejected)
+    const first = deadline === undefined ? await settled : await Promise.race([settled, deadline])
+    return first === PENDING ? rejected(new IdempotencyError('its promise was still pending near the deadline: left running, its lease kept until it lapses')) : first
   }
   if (entry === null || typeof entry !== 'object') return fulfilled(entry)
   const keys = Object.keys(entry)

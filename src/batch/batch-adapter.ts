@@ -1,7 +1,7 @@
 import { forEachBounded } from '../bounded.js'
 import { IdempotencyConfigError } from '../errors.js'
 import type { LifecycleConfig, Unit } from '../lifecycle/config.js'
-import { leaseFor } from '../lifecycle/lease.js'
+import { leaseFor, remainingMs } from '../lifecycle/lease.js'
 import { rejected } from '../lifecycle/outcome.js'
 import type { Selection } from '../lifecycle/prepare.js'
 import { keepFailed, type Hold } from '../lifecycle/settle.js'
@@ -81,7 +81,8 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
     }
     let read: Awaited<ReturnType<typeof readAnswer>>
     try {
-      read = await readAnswer(request.response, batch.run, source)
+      const left = remainingMs(request.context)
+      read = await readAnswer(request.response, batch.run, source, left === undefined ? undefined : left - limits.timeoutMarginMs)
     } catch (error) {
       // The handler ran but its answer cannot be read: some records may have taken effect.
       // Keep them FAILED rather than release them to run again; the error goes on to onError.
@@ -93,6 +94,8 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
       end(batch)
       throw error
     }
+    // Cut off at the deadline: what failed from here may have taken effect, and keeps its lease.
+    if (read.cutOff === true) batch.close(true)
     await forEachBounded(batch.run, limits.concurrency, async (state, i) => {
       await batch.settle(state, read.results[i] as PromiseSettledResult<unknown>)
     })

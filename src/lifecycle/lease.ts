@@ -25,7 +25,7 @@ export const deadlineWithin = (context: unknown, marginMs: number): boolean => {
 }
 
 /** `getRemainingTimeInMillis()` of the Lambda context, or undefined without one. */
-const remainingMs = (context: unknown): number | undefined => {
+export const remainingMs = (context: unknown): number | undefined => {
   type WithDeadline = { getRemainingTimeInMillis?: () => number } | undefined
   // Middy 7's durable execution mode keeps the Lambda context under `lambdaContext`.
   const owner = [context as WithDeadline, (context as { lambdaContext?: WithDeadline } | undefined)?.lambdaContext]

@@ -36,6 +36,26 @@ describe.each(batchMiddyVersions)('a hand-written batch handler that answers wit
     expect(await statusOf(namespace)).toEqual([['COMPLETED', JSON.stringify({ charged: 'a' })]])
   })
 
+  test('a promise still pending near the deadline is not awaited past it: the finished records complete, the pending one keeps its lease', async () => {
+    const namespace = `pending-${Math.random().toString(36).slice(2, 10)}`
+    const never = deferred<void>()
+    const handler = middy<SQSEvent>()
+      .use(sqsPartialBatchFailure({ logger: false as never }))
+      .use(idempotency({ store: table.store, namespace, logger: false, timeoutMarginMs: 1000 }))
+      .handler((async (event: SQSEvent) => event.Records.map(async (record: SQSRecord) => {
+        if (JSON.parse(record.body).hang === true) await never.promise
+        return 'charged'
+      })) as never)
+    const done = sqsRecord({ id: 'a' })
+    const hanging = sqsRecord({ id: 'b', hang: true })
+    const deadline = Date.now() + 2500
+    const response = await (handler as unknown as (e: SQSEvent, c: unknown) => Promise<unknown>)(sqsEvent([done, hanging]), lambdaContext(() => deadline - Date.now()))
+    expect(failedIds(response)).toEqual([hanging.messageId])
+    // Answered before Lambda's deadline, with the finished record stored: a retry replays it.
+    expect(Date.now()).toBeLessThan(deadline)
+    expect((await statusOf(namespace)).map(([status]) => status).sort()).toEqual(['COMPLETED', 'IN_PROGRESS'])
+  }, 20_000)
+
   test('a thenable that is not a native promise is awaited too', async () => {
     const namespace = `thenable-${Math.random().toString(36).slice(2, 10)}`
     const handler = middy<SQSEvent>()
