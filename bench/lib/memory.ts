@@ -6,6 +6,8 @@ export interface MemoryResult {
   records: number
   source: 'sqs' | 'kafka' | 'store-only'
   measure: 'rss' | 'live'
+  /** The old space V8 was given (`--max-old-space-size`, MB), when capped as a small function's memory would. */
+  heapCapMb?: number
   workload: string
   concurrency: number
   ms: number
@@ -23,9 +25,10 @@ export interface MemoryResult {
 
 const child = fileURLToPath(new URL('./memory-child.ts', import.meta.url))
 
-export const measureMemory = async (endpoint: string, records: number, workload: 'new' | 'duplicates', concurrency: number, source: 'sqs' | 'kafka' | 'store-only' = 'sqs', measure: 'rss' | 'live' = 'rss'): Promise<MemoryResult> =>
+export const measureMemory = async (endpoint: string, records: number, workload: 'new' | 'duplicates', concurrency: number, source: 'sqs' | 'kafka' | 'store-only' = 'sqs', measure: 'rss' | 'live' = 'rss', heapCapMb?: number): Promise<MemoryResult> =>
   await new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', child, endpoint, String(records), workload, String(concurrency), source, measure], {
+    const cap = heapCapMb === undefined ? [] : [`--max-old-space-size=${heapCapMb}`]
+    const proc = spawn(process.execPath, [...cap, '--expose-gc', '--import', 'tsx', child, endpoint, String(records), workload, String(concurrency), source, measure], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, NODE_NO_WARNINGS: '1' }
     })
@@ -37,6 +40,6 @@ export const measureMemory = async (endpoint: string, records: number, workload:
     proc.on('exit', (code) => {
       const line = out.trim().split('\n').pop() ?? ''
       if (code !== 0 || line === '') reject(new Error(`memory child exited with ${code}: ${err}`))
-      else resolve(JSON.parse(line) as MemoryResult)
+      else resolve({ ...JSON.parse(line) as MemoryResult, ...(heapCapMb === undefined ? {} : { heapCapMb }) })
     })
   })
