@@ -70,12 +70,15 @@ export interface IdempotencyOptions<TEvent = any> {
    * What identifies a unit of work: a path (`'body.orderId'`; JSON strings met on the way
    * are parsed) or a function `(unit, context) => value`. The selection is hashed; an
    * empty selection fails that unit with `IdempotencyKeyError`.
-   * [SQS record: `'messageId'`. Whole event: the whole event]
+   * [SQS: `'messageId'`; Kinesis and DynamoDB Streams: `'eventID'`; Kafka: the record's cluster,
+   * topic, partition and offset; HTTP: the `Idempotency-Key` header, scoped by method, path,
+   * query and caller; other events: the whole event]
    */
   key?: Selector<UnitOf<TEvent>>
   /**
    * What must be equal when a key is seen again (its hash is stored and compared), or
-   * `false` to skip the check. [SQS record: `'body'`. Whole event: the whole event]
+   * `false` to skip the check. [SQS: `'body'`; Kinesis: `'kinesis.data'`; DynamoDB Streams:
+   * `'dynamodb'`; Kafka: `'value'`; HTTP: the body; other events: the whole event]
    */
   payload?: Selector<UnitOf<TEvent>> | false
   /** How long a COMPLETED or FAILED record protects its key, in seconds. [3600] */
@@ -156,10 +159,10 @@ export interface IdempotencyOptions<TEvent = any> {
   /**
    * HTTP events with the default key: who the caller is, so that two callers sending the same
    * `Idempotency-Key` never share a stored response. Return `undefined` for an anonymous request.
-   * [read from the request: API Gateway REST `authorizer.principalId` (Lambda authorizers
-   * included) or Cognito `claims.sub`; HTTP API JWT `sub`, Lambda authorizer `principalId` or
-   * `sub`, IAM user or role; a Cognito identity; ALB OIDC `x-amzn-oidc-identity`. A Lambda
-   * authorizer whose context names the user otherwise (`userId`) needs this option.]
+   * Read by default: API Gateway REST `authorizer.principalId` (Lambda authorizers included) or
+   * Cognito `claims.sub`; HTTP API JWT `sub`, Lambda authorizer `principalId` or `sub`, IAM user
+   * or role; a Cognito identity; ALB OIDC `x-amzn-oidc-identity`. A Lambda authorizer whose
+   * context names the user otherwise (`userId`) needs this option. [the caller the authorizer names]
    *
    * @example
    * ```ts

@@ -47,7 +47,7 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
     if (batch.run.length === 0 && !tumbling) {
       // Nothing to run, so the handler must not be called. Returning early skips every
       // `after` hook, the batch middleware's too, so the answer is already in Lambda's
-      // own `{ batchItemFailures }` shape (README: What happens on each path).
+      // own `{ batchItemFailures }` shape (docs/guarantees.md: what happens on each path).
       return batch.answer('native')
     }
     request.event = handOver(event, batch)

@@ -36,7 +36,7 @@ export const settleUnit = async (config: LifecycleConfig, unit: Unit, hold: Hold
       await releaseRegardlessOfPolicy(config, unit, hold)
       return { result, kind: 'held-back' }
     }
-    // docs/timeouts.md: a failure at the deadline may have taken effect; the lease lapses with it.
+    // docs/architecture.md: the batch flow, timeouts: a failure at the deadline may have taken effect; the lease lapses with it.
     if (how.timedOut) return { result, kind: 'timed-out' }
     const done = await applyOnFailure(config, unit, hold, result.reason)
     return { result, kind: 'failed', ...(done === undefined ? {} : { onFailure: done }) }

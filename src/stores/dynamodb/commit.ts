@@ -111,7 +111,7 @@ const fencedCompletion = (target: CommitTarget, leaseToken: string, outcome: Com
   }
 }
 
-/** `effects: 'transact-only'`: the COMPLETED record is put on the claim's own condition (README: Exactly-once effects, one-request mode; docs/stores.md: Transactions). */
+/** `effects: 'transact-only'`: the COMPLETED record is put on the claim's own condition (docs/transact.md: one request per new record; docs/stores.md: Transactions). */
 const claimingCompletion = (target: CommitTarget, leaseToken: string, outcome: CommitOutcome, nowMs: number): TransactWriteItem => {
   const n = target.names
   return {

@@ -51,7 +51,7 @@ const LIMITS: StoreLimits = {
  * costs one request), completion, failure and release fenced by the claim's lease token.
  *
  * Table: partition key `idempotencyKey` (S), TTL on `expiry`. See the README for the
- * CloudFormation and the least-privilege IAM policy (PutItem, UpdateItem, DeleteItem,
+ * table and the least-privilege IAM policy (PutItem, UpdateItem, DeleteItem,
  * BatchGetItem on the table).
  *
  * @example

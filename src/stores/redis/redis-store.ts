@@ -65,7 +65,7 @@ export const expireAt = (expirySeconds: number): number => (expirySeconds + 1) *
  * round trip; completion, failure and release compare the lease token, so a stale owner whose
  * lease lapsed never overwrites nor deletes the new owner's record. Every key expires just after
  * its record stops protecting. A bulk `read` is pipelined, one round trip per node. Durability
- * is the server's (see the README on persistence). No `commit`: `transact` needs a store whose
+ * is the server's (docs/redis.md: persistence). No `commit`: `transact` needs a store whose
  * transactions hold your DynamoDB writes.
  *
  * @example
