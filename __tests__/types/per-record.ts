@@ -84,6 +84,9 @@ export const notAny4 = middy6<SQSEvent>(perRecord(async (_record, { key }) => { 
 // @ts-expect-error a Kinesis handler does not take an SQS event
 export const wrongEvent = middy6<SQSEvent>(perRecord<KinesisStreamEvent>(async (record) => record.kinesis))
 
+// The README's pattern, unannotated inside .handler(): the key is a string under strict.
+middy6<SQSEvent>().use(idempotency({ store })).handler(perRecord(async (record, { key, signal }) => await charge(record, { idempotencyKey: key, signal }), { concurrency: 10 }))
+
 // The limit: with no type argument, inside .handler() the record is `any` (nothing to infer from),
 // as it is for a key function inside .use() (whose parameter is an unconstrained type parameter).
 middy6<SQSEvent>().handler(perRecord(async (record) => { assertType<Equals<typeof record, any>>(); return record }))
