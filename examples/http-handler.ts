@@ -7,7 +7,7 @@
  */
 import middy from '@middy/core'
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda'
-import { IdempotencyError, IdempotencyInProgressError, IdempotencyKeyError, IdempotencyPayloadMismatchError, idempotency, type IdempotencyLogger, type IdempotencyStore } from '../src/index.js'
+import { IdempotencyError, idempotency, type IdempotencyLogger, type IdempotencyStore } from '../src/index.js'
 import { DynamoDBStore } from '../src/dynamodb.js'
 
 export interface PaymentRequest { amount: number, currency: string, cardToken: string }
@@ -26,8 +26,9 @@ const json = (statusCode: number, body: unknown): APIGatewayProxyStructuredResul
 
 /**
  * Turns the handler's result into an HTTP response, and errors into status codes. The
- * idempotency errors carry theirs (409, 422), but their messages name the stored key,
- * which is none of the client's business: the client gets its own words.
+ * middleware's own refusals (400 without an Idempotency-Key, 409 while the same key runs, 422
+ * for a key reused with another body) need no case here: it answers them itself, as
+ * `application/problem+json`, after this hook (ours is outside), whatever this hook made of them.
  */
 const httpResponses = (): middy.MiddlewareObj<APIGatewayProxyEventV2> => ({
   after: (request) => {
@@ -35,13 +36,7 @@ const httpResponses = (): middy.MiddlewareObj<APIGatewayProxyEventV2> => ({
   },
   onError: (request) => {
     const error = request.error
-    if (error instanceof IdempotencyInProgressError) {
-      request.response = json(409, { message: 'a request with this Idempotency-Key is still being processed; retry later' })
-    } else if (error instanceof IdempotencyPayloadMismatchError) {
-      request.response = json(422, { message: 'this Idempotency-Key was already used for a different request' })
-    } else if (error instanceof IdempotencyKeyError) {
-      request.response = json(400, { message: 'an Idempotency-Key header is required' })
-    } else if (error instanceof BadRequestError) {
+    if (error instanceof BadRequestError) {
       request.response = json(400, { message: error.message })
     } else {
       request.response = json(500, { message: error instanceof IdempotencyError ? 'please retry' : 'internal error' })

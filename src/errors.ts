@@ -1,8 +1,14 @@
 /*
  * Every error middy-idempotency raises, in one module: each is an `instanceof IdempotencyError`
- * with a stable `name`. The ones a client may see carry `statusCode` and `expose` for
- * @middy/http-error-handler.
+ * with a stable `name`. The refusals of an HTTP request carry `statusCode` and `expose` for
+ * @middy/http-error-handler, and `problem`, the words a client gets: their `message` is for the
+ * developer reading the log (docs/architecture.md: whole events and HTTP).
  */
+import type { ProblemDetails } from './types.js'
+
+/** The problem details of a refusal: `about:blank`, so the title is the status phrase (RFC 9457 §4.2.1). */
+const problem = (status: 400 | 409 | 422, detail: string): ProblemDetails =>
+  ({ type: 'about:blank', title: { 400: 'Bad Request', 409: 'Conflict', 422: 'Unprocessable Content' }[status], status, detail })
 
 /**
  * Errors raised by middy-idempotency. Every one is an `instanceof IdempotencyError`,
@@ -31,8 +37,8 @@ export class IdempotencyError extends Error {
 
 /**
  * Another invocation holds a live lease on this key: the work may be running right
- * now. Retry later (SQS does, after the visibility timeout). `statusCode` 409 so that
- * `@middy/http-error-handler` answers `409 Conflict`.
+ * now. Retry later (SQS does, after the visibility timeout). `statusCode` 409; in HTTP mode
+ * the client is answered `409 Conflict` with `problem`.
  *
  * @example
  * ```ts
@@ -42,11 +48,13 @@ export class IdempotencyError extends Error {
 export class IdempotencyInProgressError extends IdempotencyError {
   readonly statusCode = 409
   readonly expose = true
+  /** What an HTTP client is told: another request with its key is still being processed. */
+  readonly problem = problem(409, 'Another request with the same idempotency key is still being processed. Retry this request later.')
   /** When the other owner's lease lapses (epoch milliseconds). */
   readonly leaseExpiresAt?: number
 
   constructor (key: string, leaseExpiresAt?: number) {
-    // The message may reach an HTTP client (`expose`): the stored key, which names the function, stays in `.key`.
+    // The stored key, which names the function, stays in `.key` (the log shows it as a field of its own).
     super('this request is being processed by another invocation' +
       (leaseExpiresAt === undefined ? '' : ` (its lease runs until ${new Date(leaseExpiresAt).toISOString()})`), { key })
     this.name = 'IdempotencyInProgressError'
@@ -57,7 +65,7 @@ export class IdempotencyInProgressError extends IdempotencyError {
 /**
  * The key was seen before with a different payload: the same idempotency key was
  * reused for different work. Nothing is run and the stored record is left alone.
- * `statusCode` 422.
+ * `statusCode` 422; in HTTP mode the client is answered `422 Unprocessable Content` with `problem`.
  *
  * @example
  * ```ts
@@ -67,6 +75,8 @@ export class IdempotencyInProgressError extends IdempotencyError {
 export class IdempotencyPayloadMismatchError extends IdempotencyError {
   readonly statusCode = 422
   readonly expose = true
+  /** What an HTTP client is told: its key was used before for another request. */
+  readonly problem = problem(422, 'This idempotency key was already used for a request with a different body. Send a new key for a new request.')
 
   constructor (key: string) {
     super('this idempotency key was already used with a different payload', { key })
@@ -123,17 +133,21 @@ export class IdempotencyFailedError extends IdempotencyError {
 export class IdempotencyKeyError extends IdempotencyError {
   /**
    * 400 when the request is to blame (no `Idempotency-Key`, a body that is not JSON, a missing
-   * field): its message is exposed to the client. 500 when the server is (a key function that
-   * throws or returns something that cannot be hashed): its message stays in the logs.
+   * field): in HTTP mode the client is answered with `problem`. 500 when the server is (a key
+   * function that throws or returns something that cannot be hashed): nothing is said to the client.
    */
   readonly statusCode: 400 | 500
   readonly expose: boolean
+  /** What an HTTP client is told, for a 400 only. */
+  readonly problem?: ProblemDetails
 
-  constructor (message: string, cause?: unknown, options: { clientError?: boolean } = {}) {
+  /** `detail`: what the client is told for a 400 (a generic sentence when not given). */
+  constructor (message: string, cause?: unknown, options: { clientError?: boolean, detail?: string } = {}) {
     super(message, { cause })
     this.name = 'IdempotencyKeyError'
     this.expose = options.clientError ?? true
     this.statusCode = this.expose ? 400 : 500
+    if (this.expose) this.problem = problem(400, options.detail ?? 'The request does not carry the idempotency key it is identified by.')
   }
 }
 

@@ -9,6 +9,7 @@ import { createLog } from './lifecycle/log.js'
 import { compileSelector, type Selector } from './lifecycle/key.js'
 import { LocalCache } from './lifecycle/local-cache.js'
 import { defaults, resolveOptions, type IdempotencyOptions } from './options.js'
+import type { IdempotencyRequest } from './types.js'
 
 /**
  * The Middy middleware object returned by {@link idempotency}.
@@ -20,9 +21,9 @@ import { defaults, resolveOptions, type IdempotencyOptions } from './options.js'
  * ```
  */
 export interface IdempotencyMiddleware {
-  before: (request: MiddyRequest) => Promise<unknown>
-  after: (request: MiddyRequest) => Promise<void>
-  onError: (request: MiddyRequest) => Promise<void>
+  before: (request: IdempotencyRequest) => Promise<unknown>
+  after: (request: IdempotencyRequest) => Promise<void>
+  onError: (request: IdempotencyRequest) => Promise<void>
 }
 
 /**

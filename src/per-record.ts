@@ -9,7 +9,7 @@ import { queueTransact } from './lifecycle/transact.js'
 import { refuseUnknownOptions } from './unknown-options.js'
 import { sourceOf } from './sources/index.js'
 import { listOf, recordsOf, reportOf } from './sources/source.js'
-import type { PerRecordHandler, PerRecordOptions, RecordTools } from './types.js'
+import type { BatchEvent, PerRecordHandler, PerRecordOptions, RecordOf, RecordTools } from './types.js'
 
 const DEFAULT_CONCURRENCY = 50
 
@@ -22,22 +22,35 @@ const DEFAULT_CONCURRENCY = 50
  * once Middy's timeout fires, no record starts. Answers `Promise.allSettled`'s shape, so
  * `@middy/sqs-partial-batch-failure` reports exactly the records that failed.
  *
+ * The record is typed by the event: given to `middy<SQSEvent>(perRecord(fn))` it is inferred
+ * from there; inside `.handler(...)`, whose parameter Middy types so that nothing can be inferred
+ * from it, say the event once: `perRecord<SQSEvent>(fn)`. A record type works too
+ * (`perRecord<SQSRecord>(fn)`, or an annotated `fn`).
+ *
  * @example
  * ```ts
  * export const handler = middy<SQSEvent>()
  *   .use(sqsPartialBatchFailure())
  *   .use(idempotency({ store: new DynamoDBStore({ tableName: 'IdempotencyStore' }) }))
- *   .handler(perRecord(async (record, { signal, transact }) => {
+ *   .handler(perRecord<SQSEvent>(async (record, { signal, transact }) => {
  *     const order = JSON.parse(record.body)
  *     transact({ Put: { TableName: 'Orders', Item: order, ConditionExpression: 'attribute_not_exists(id)' } })
  *     return { orderId: order.id }
  *   }))
  * ```
  */
-export const perRecord = <TRecord = any, TResult = unknown>(
+export function perRecord<TEvent extends BatchEvent = any, TResult = unknown> (
+  fn: (record: RecordOf<TEvent>, tools: RecordTools) => Promise<TResult> | TResult,
+  options?: PerRecordOptions
+): PerRecordHandler<RecordOf<TEvent>, TResult, TEvent>
+export function perRecord<TRecord = any, TResult = unknown> (
+  fn: (record: TRecord, tools: RecordTools) => Promise<TResult> | TResult,
+  options?: PerRecordOptions
+): PerRecordHandler<TRecord, TResult>
+export function perRecord<TRecord, TResult> (
   fn: (record: TRecord, tools: RecordTools) => Promise<TResult> | TResult,
   options: PerRecordOptions = {}
-): PerRecordHandler<TRecord, TResult> => {
+): PerRecordHandler<TRecord, TResult> {
   if (typeof fn !== 'function') throw new IdempotencyConfigError('perRecord: the record function is required')
   refuseUnknownOptions('perRecord', options ?? {}, ['concurrency'])
   const { concurrency } = options ?? {}
@@ -58,6 +71,12 @@ export const perRecord = <TRecord = any, TResult = unknown>(
   }
 }
 
+/** The tools of one record; `key` is read when asked for, so that a record without one fails only if its function needs it. */
+const toolsOf = (run: Run, transact: RecordTools['transact'], key: () => string): RecordTools =>
+  ({ context: run.context, signal: run.signal, transact, get key () { return key() } })
+
+const noKey = (): never => { throw new IdempotencyConfigError('perRecord: key needs the idempotency middleware in the stack') }
+
 interface Run { context: Context, signal: AbortSignal, concurrency: number }
 
 /** With `idempotency` in the stack: each record is settled in the store as soon as its work ends. */
@@ -72,7 +91,8 @@ const runBatch = async <TRecord>(batch: Batch, records: TRecord[], fn: (record: 
       run: async ({ state, index, record }) => {
         batch.begin(state)
         const writes: unknown[] = []
-        const outcome = await attempt(fn, record, { context: run.context, signal: run.signal, key: state.unit?.key, transact: queueTransact(batch.config, state.unit?.key, writes, () => state.phase === 'running') })
+        const key = state.unit?.key
+        const outcome = await attempt(fn, record, toolsOf(run, queueTransact(batch.config, key, writes, () => state.phase === 'running'), () => key ?? noKey()))
         await batch.settle(state, outcome, outcome.status === 'fulfilled' ? writes : [])
         const result = state.result ?? outcome
         results[index] = result
@@ -99,7 +119,7 @@ const runPlain = async <TRecord, TResult>(event: unknown, records: TRecord[], fn
         item.group === undefined ? {} : { group: item.group }))
     },
     run: async ({ record, index }) => {
-      const result = await attempt(fn, record, { context: run.context, signal: run.signal, transact: noTransact }) as PromiseSettledResult<TResult>
+      const result = await attempt(fn, record, toolsOf(run, noTransact, noKey)) as PromiseSettledResult<TResult>
       results[index] = result
       return result.status === 'fulfilled'
     }

@@ -308,9 +308,9 @@ export interface OutcomeReport {
  *
  * @example
  * ```ts
- * perRecord(async (record, { signal, key, transact }) => {
+ * perRecord<SQSEvent>(async (record, { signal, key, transact }) => {
  *   transact({ Put: { TableName: 'Payments', Item: { id: key }, ConditionExpression: 'attribute_not_exists(id)' } })
- *   return await notify(record, { signal })
+ *   return await charge(record, { idempotencyKey: key, signal })
  * })
  * ```
  */
@@ -319,8 +319,13 @@ export interface RecordTools<TWrite = TransactItem> {
   context: Context
   /** Middy's signal: aborts when its early timeout fires. Pass it on to `fetch` and the SDK. */
   signal: AbortSignal
-  /** The record's stored idempotency key, with `idempotency` in the stack. */
-  key?: string
+  /**
+   * The record's stored idempotency key (its namespace and a hash of what identifies it): pass it
+   * on to an API that deduplicates by key. Every record `perRecord` runs with `idempotency` in the
+   * stack has one. Without the middleware there is none, and reading it throws
+   * `IdempotencyConfigError` (as `transact` does) rather than give `undefined` as a key.
+   */
+  key: string
   /**
    * Queues DynamoDB writes (`TransactWriteItems` entries with native values) that commit in
    * one transaction with the record's completion, only if the function then succeeds: for
@@ -329,6 +334,32 @@ export interface RecordTools<TWrite = TransactItem> {
    */
   transact: (...items: TWrite[]) => void
 }
+
+/**
+ * The events `perRecord` runs record by record: SQS, Kinesis and DynamoDB Streams (`Records`),
+ * MSK and self-managed Kafka (`records`, by topic and partition).
+ *
+ * @example
+ * ```ts
+ * const event: BatchEvent = { Records: [] }
+ * ```
+ */
+export type BatchEvent = { Records: ReadonlyArray<unknown> } | { records: Record<string, ReadonlyArray<unknown>> }
+
+/**
+ * The record type of a batch event: `SQSRecord` for `SQSEvent`, `KinesisStreamRecord`,
+ * `DynamoDBRecord`, `MSKRecord`, `SelfManagedKafkaRecord`. `any` stays `any`.
+ *
+ * @example
+ * ```ts
+ * type R = RecordOf<SQSEvent> // SQSRecord
+ * ```
+ */
+export type RecordOf<TEvent> = 0 extends (1 & TEvent)
+  ? any
+  : TEvent extends { records: Record<string, ReadonlyArray<infer TRecord>> }
+    ? TRecord
+    : TEvent extends { Records: ReadonlyArray<infer TRecord> } ? TRecord : never
 
 /**
  * Options of {@link perRecord}.
@@ -345,6 +376,7 @@ export interface PerRecordOptions {
 
 /**
  * The Middy handler `perRecord` returns: one settled entry per record it is given, in order.
+ * `TEvent`, when given, is the event it takes (`perRecord<SQSEvent>(...)`).
  *
  * @example
  * ```ts
@@ -352,8 +384,8 @@ export interface PerRecordOptions {
  * middy<SQSEvent>().use(idempotency({ store })).handler(handler)
  * ```
  */
-export type PerRecordHandler<TRecord, TResult> =
-  (event: { Records: TRecord[] } | { records: Record<string, TRecord[]> }, context: Context, options?: { signal?: AbortSignal }) => Promise<Array<PromiseSettledResult<TResult>>>
+export type PerRecordHandler<TRecord, TResult, TEvent = { Records: TRecord[] } | { records: Record<string, TRecord[]> }> =
+  (event: TEvent, context: Context, options?: { signal?: AbortSignal }) => Promise<Array<PromiseSettledResult<TResult>>>
 
 /**
  * Whole-event mode: what the middleware puts on `context.idempotency` for the handler.
@@ -375,6 +407,21 @@ export interface IdempotencyContext<TWrite = TransactItem> {
 }
 
 /**
+ * The Lambda context as a handler gets it with `idempotency` in the stack: Middy types the
+ * handler's `context` with it. `idempotency` is there while a whole event runs claimed; it is
+ * absent for a batch (`perRecord` gives each record its `key` and `transact`) and for a request
+ * that runs unprotected (a GET without an `Idempotency-Key`).
+ *
+ * @example
+ * ```ts
+ * .handler(async (event, context) => {
+ *   context.idempotency?.transact({ Put: { TableName: 'Orders', Item: order } })
+ * })
+ * ```
+ */
+export type IdempotencyHandlerContext = Context & { idempotency?: IdempotencyContext }
+
+/**
  * The part of Middy's request object the adapters use (same shape in Middy 5, 6 and 7).
  * `unknown`, not `any`: Middy's `.use()` intersects each middleware's event type with the
  * handler's, and `any` would erase the user's `SQSEvent`.
@@ -386,3 +433,37 @@ export interface MiddyRequest {
   error?: unknown
   earlyResponse?: unknown
 }
+
+/**
+ * What an HTTP client is told when the middleware refuses its request (400 without a usable
+ * idempotency key, 409 while the same key is in progress, 422 when the key was used with another
+ * body): RFC 9457 problem details, sent as `application/problem+json`
+ * (https://www.rfc-editor.org/rfc/rfc9457). Words for the client only: never the stored key, a
+ * hash, a lease time or an option name. The refused error's `message` says more, in the log.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof IdempotencyInProgressError) console.log(error.problem.status, error.problem.detail)
+ * ```
+ */
+export interface ProblemDetails {
+  /** A URI naming the kind of problem. `about:blank`: the status code says it all. @default 'about:blank' */
+  type: string
+  /** The HTTP status phrase (`Bad Request`, `Conflict`, `Unprocessable Content`). */
+  title: string
+  /** The HTTP status code of the response. */
+  status: number
+  /** What the client should do, in a sentence. */
+  detail: string
+}
+
+/**
+ * The request Middy gives the middleware's hooks, as they declare it: its `context` type is how
+ * Middy learns that the handler's context has `idempotency`.
+ *
+ * @example
+ * ```ts
+ * const before = async (request: IdempotencyRequest) => request.context.idempotency?.key
+ * ```
+ */
+export type IdempotencyRequest = MiddyRequest & { context: IdempotencyHandlerContext }

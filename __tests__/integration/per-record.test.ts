@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
-import { idempotency, IdempotencyHeldBackError, perRecord, type IdempotencyOptions, type RecordTools } from '../../src/index.js'
+import { idempotency, IdempotencyConfigError, IdempotencyHeldBackError, perRecord, type IdempotencyOptions, type RecordTools } from '../../src/index.js'
 import { DynamoDBStore } from '../../src/dynamodb.js'
 import { deferred } from '../support/deferred.js'
 import { freshTable } from '../support/dynamodb.js'
@@ -259,5 +259,16 @@ describe('perRecord without the middleware', () => {
     const handler = perRecord(async (_record: SQSRecord, { transact }) => { transact({ Put: { TableName: 't', Item: { id: 1 } } }) })
     const [result] = await handler(sqsEvent([sqsRecord('x')]), lambdaContext())
     expect((result as PromiseRejectedResult).reason.message).toMatch(/transact needs the idempotency middleware/)
+  })
+
+  test('key without the middleware fails the record with a clear error, never passes undefined on as a key; a function that does not read it runs', async () => {
+    const keys: unknown[] = []
+    const handler = perRecord(async (_record: SQSRecord, { key }) => { keys.push(key) })
+    const [result] = await handler(sqsEvent([sqsRecord('x')]), lambdaContext())
+    expect((result as PromiseRejectedResult).reason).toBeInstanceOf(IdempotencyConfigError)
+    expect((result as PromiseRejectedResult).reason.message).toMatch(/key needs the idempotency middleware/)
+    expect(keys).toEqual([])
+    const signalOnly = perRecord(async (record: SQSRecord, { signal }) => `${record.body} ${signal.aborted}`)
+    expect(await signalOnly(sqsEvent([sqsRecord('y')]), lambdaContext())).toEqual([{ status: 'fulfilled', value: 'y false' }])
   })
 })

@@ -3,7 +3,7 @@
  * typed by what they receive (issue 8 #10). An SQS event's functions get one record; any other
  * event's get the event. Without a type argument, everything stays as loose as it was.
  */
-import type { APIGatewayProxyEventV2, EventBridgeEvent, SQSEvent, SQSRecord } from 'aws-lambda'
+import type { APIGatewayProxyEventV2, DynamoDBRecord, DynamoDBStreamEvent, EventBridgeEvent, KinesisStreamEvent, KinesisStreamRecord, MSKEvent, MSKRecord, SelfManagedKafkaEvent, SelfManagedKafkaRecord, SQSEvent, SQSRecord } from 'aws-lambda'
 import { idempotency, MemoryStore, type IdempotencyOptions } from '../../src/index.js'
 
 type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false
@@ -45,3 +45,11 @@ export const pathKey = idempotency<SQSEvent>({ store, key: 'body.orderId', paylo
 export const untyped = idempotency({ store, key: (u) => u.whatever.deep })
 export const declared = idempotency({ store, key: (record: SQSRecord) => record.messageId })
 export const partial: Partial<IdempotencyOptions> = { key: (record: SQSRecord) => record.messageId }
+
+// Every batch source's functions get one record.
+export const typedKinesis = idempotency<KinesisStreamEvent>({ store, key: (record) => { assertType<Equals<typeof record, KinesisStreamRecord>>(); return record.kinesis.sequenceNumber } })
+export const typedStreams = idempotency<DynamoDBStreamEvent>({ store, key: (record) => { assertType<Equals<typeof record, DynamoDBRecord>>(); return record.dynamodb?.Keys } })
+export const typedMsk = idempotency<MSKEvent>({ store, key: (record) => { assertType<Equals<typeof record, MSKRecord>>(); return record.value } })
+export const typedKafka = idempotency<SelfManagedKafkaEvent>({ store, key: (record) => { assertType<Equals<typeof record, SelfManagedKafkaRecord>>(); return record.value } })
+// @ts-expect-error a Kafka record has no `body` (its payload is `value`)
+export const wrongKafka = idempotency<MSKEvent>({ store, key: (record) => record.body })

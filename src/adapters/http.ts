@@ -130,7 +130,8 @@ export const defaultEventKey = (event: unknown, context?: unknown, nameCaller: C
   if (request === undefined) return event
   const idempotencyKey = idempotencyKeyOf(event)
   if (idempotencyKey === undefined) {
-    throw new IdempotencyKeyError(`the ${IDEMPOTENCY_KEY_HEADER} header is missing from ${request.method} ${request.path}: an HTTP request is identified by it (or set the key option)`)
+    throw new IdempotencyKeyError(`the ${IDEMPOTENCY_KEY_HEADER} header is missing from ${request.method} ${request.path}: an HTTP request is identified by it (or set the key option)`,
+      undefined, { detail: `This request needs an ${IDEMPOTENCY_KEY_HEADER} header: a unique value for each operation, sent again unchanged when the request is retried.` })
   }
   const query = queryOf(event as HttpEventShape)
   const caller = nameCaller(event, context)

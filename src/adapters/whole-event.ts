@@ -4,7 +4,7 @@ import type { LifecycleConfig, Unit } from '../lifecycle/config.js'
 import { leaseFor } from '../lifecycle/lease.js'
 import { prepareUnit, type Selection } from '../lifecycle/prepare.js'
 import { kindOfRefusal, reportOutcome } from '../lifecycle/report.js'
-import type { IdempotencyContext, OutcomeReport } from '../types.js'
+import type { IdempotencyContext, OutcomeReport, ProblemDetails } from '../types.js'
 import { fulfilled, rejected } from '../lifecycle/outcome.js'
 import { settleUnit } from '../lifecycle/settle-unit.js'
 import { queueTransact } from '../lifecycle/transact.js'
@@ -12,6 +12,7 @@ import { originalError, timedOut, watchErrors } from '../lifecycle/timeout.js'
 import type { Adapter, MiddyRequest } from './adapter.js'
 import { isHttpEvent } from './http.js'
 import { isErrorResponse, markReplayed } from './http-response.js'
+import { problemOf, problemResponse } from './problem-response.js'
 
 /** A claimed event: its hold, whether it is settled, its queued `transact` writes, when its work started. */
 interface Claimed { unit: Unit, leaseToken: string, settled: boolean, writes: unknown[], startedMs: number }
@@ -31,6 +32,15 @@ export interface WholeEventOptions {
 export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection, options: WholeEventOptions): Adapter => {
   const claims = new WeakMap<MiddyRequest, Claimed>()
   const replayed = new WeakSet<MiddyRequest>()
+  /** HTTP requests we refused in `before`, and what their client is told (see `onError`). */
+  const refused = new WeakMap<MiddyRequest, ProblemDetails>()
+
+  /** A refusal to throw, once the answer an HTTP client gets for it is noted. */
+  const refusal = (request: MiddyRequest, error: unknown): unknown => {
+    const problem = isHttpEvent(request.event) ? problemOf(error) : undefined
+    if (problem !== undefined) refused.set(request, problem)
+    return error
+  }
 
   const report = (outcome: OutcomeReport): void => { reportOutcome(config, outcome) }
 
@@ -50,12 +60,12 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
       unit = prepareUnit(selection, request.event, request.context, 1, 'event')
     } catch (error) {
       report({ kind: 'no-key', durationMs: since(), error })
-      throw error
+      throw refusal(request, error)
     }
     const outcome = await claim(config, unit, lease)
     if (outcome.kind === 'rejected') {
       report({ kind: kindOfRefusal(outcome.error), key: unit.key, durationMs: since(), error: outcome.error })
-      throw outcome.error
+      throw refusal(request, outcome.error)
     }
     if (outcome.kind === 'run') {
       const claimed: Claimed = { unit, leaseToken: outcome.leaseToken, settled: false, writes: [], startedMs: config.now() }
@@ -110,6 +120,15 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
   }
 
   const onError = async (request: MiddyRequest): Promise<void> => {
+    const problem = refused.get(request)
+    if (problem !== undefined) {
+      // The refusal stays `request.error` for every middleware; the client gets problem details,
+      // whatever error handler the stack has or lacks. Set, not returned: a returned value would
+      // stop Middy from running the `onError` hooks outside ours (an outer http-error-handler
+      // then sees the response and leaves it be).
+      request.response = problemResponse(problem, request.event, request.response)
+      return
+    }
     const claimed = claims.get(request)
     if (claimed === undefined || claimed.settled) return
     claimed.settled = true

@@ -56,7 +56,7 @@ export const compileSelector = (selector: Selector, what: string, encoded: reado
           value = JSON.parse(base64 ? Buffer.from(value, 'base64').toString('utf8') : value)
         } catch (error) {
           const where = segments.slice(0, i).join('.') || 'the unit'
-          throw new IdempotencyKeyError(`${what} path "${selector}" reads into ${where}, which is not ${base64 ? 'base64-encoded ' : ''}JSON`, error)
+          throw new IdempotencyKeyError(`${what} path "${selector}" reads into ${where}, which is not ${base64 ? 'base64-encoded ' : ''}JSON`, error, { detail: 'The idempotency key of this request is read from a part that is not valid JSON.' })
         }
       }
       if (value === null || typeof value !== 'object') return undefined

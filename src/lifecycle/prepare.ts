@@ -26,7 +26,7 @@ export const prepareUnit = (selection: Selection, input: unknown, context: unkno
       return run()
     } catch (error) {
       // The selectors already say what went wrong; anything else is a hashing problem.
-      if (error instanceof IdempotencyKeyError) throw new IdempotencyKeyError(`${label}: ${error.message}`, error.cause, { clientError: error.expose })
+      if (error instanceof IdempotencyKeyError) throw new IdempotencyKeyError(`${label}: ${error.message}`, error.cause, { clientError: error.expose, ...(error.problem === undefined ? {} : { detail: error.problem.detail }) })
       throw new IdempotencyKeyError(`${label}: ${problem}: ${(error as Error)?.message ?? String(error)}`, error, { clientError: false })
     }
   }

@@ -51,10 +51,15 @@ describe.each(middyVersions)('HTTP events in whole-event mode, %s', (_, middy) =
       expect(store.records()).toEqual([])
     })
 
-    test('without the header (or with an empty one) the request is refused with IdempotencyKeyError (400) naming the header; nothing runs or is stored', async () => {
-      const { handler, calls, store } = build()
+    test('without the header (or with an empty one) the request is refused with IdempotencyKeyError (400) naming the header, answered as problem details; nothing runs or is stored', async () => {
+      const { calls, store } = build()
+      const refused: unknown[] = []
+      const watched = middy<unknown, unknown>().use({ onError: (request) => { refused.push(request.error) } }).use(idempotency({ store, namespace: 'api', logger: false })).handler(calls)
       for (const request of [{}, { key: '' }, { key: '  ' }]) {
-        const error = await send(handler, request).catch((e: unknown) => e)
+        expect(await watched(event(request), lambdaContext())).toMatchObject({ statusCode: 400, headers: { 'Content-Type': 'application/problem+json' } })
+      }
+      expect(refused).toHaveLength(3)
+      for (const error of refused) {
         expect(error).toBeInstanceOf(IdempotencyKeyError)
         expect(error).toMatchObject({ statusCode: 400, message: 'event: the Idempotency-Key header is missing from POST /orders: an HTTP request is identified by it (or set the key option)' })
       }
@@ -65,7 +70,7 @@ describe.each(middyVersions)('HTTP events in whole-event mode, %s', (_, middy) =
     test('the default payload is the body: the same key with another body is a 422', async () => {
       const { handler } = build()
       await send(handler, { key: 'k-1', body: '{"amount":5}' })
-      await expect(send(handler, { key: 'k-1', body: '{"amount":6}' })).rejects.toMatchObject({ name: 'IdempotencyPayloadMismatchError', statusCode: 422 })
+      expect(await send(handler, { key: 'k-1', body: '{"amount":6}' })).toMatchObject({ statusCode: 422, headers: { 'Content-Type': 'application/problem+json' } })
     })
 
     test('responseHook changes every replayed response, told the stored key and the event; a first run is not hooked', async () => {
