@@ -18,7 +18,7 @@
  * (default template: examples/sam-app/template.yaml). Exits 1 naming each function that fails.
  */
 import { spawnSync } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, delimiter, dirname, join, resolve } from 'node:path'
 import { fileURLToPath, URL } from 'node:url'
@@ -110,7 +110,7 @@ const importHandler = (fn, dir) => {
     env: { PATH: process.env.PATH, AWS_REGION: 'us-east-1', AWS_LAMBDA_FUNCTION_NAME: fn.name, LAMBDA_TASK_ROOT: dir }
   })
   if (result.status !== 0) throw new Error(`import of ${basename(found)} failed (exit ${result.status ?? result.signal}):\n${(result.stderr || result.stdout).trim()}`)
-  return basename(found)
+  return { file: basename(found), bytes: statSync(found).size }
 }
 
 const main = () => {
@@ -140,8 +140,8 @@ const main = () => {
       }
       const dir = join(work, 'run', fn.name)
       taskRoot(artifacts, dir)
-      const file = importHandler(fn, dir)
-      console.log(`ok   ${fn.name}: ${fn.runtime ?? 'no runtime'}, esbuild from ${esbuild.from}, ${file} exports ${fn.handler.split('.').pop()} as a function`)
+      const { file, bytes } = importHandler(fn, dir)
+      console.log(`ok   ${fn.name}: ${file} (${Math.round(bytes / 1024)} KB, esbuild from ${esbuild.from}) loads beside the AWS SDK only and exports ${fn.handler.split('.').pop()} as a function (${fn.runtime ?? 'no Runtime'})`)
     } catch (error) {
       failures.push(fn.name)
       console.error(`FAIL ${fn.name}: ${error.message}`)

@@ -1,7 +1,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda'
 import type { IdempotencyLogger, IdempotencyStore } from '../../src/index.js'
-import { createHandler } from '../sqs-consumer.js'
+import { createHandler } from '../sam-app/src/sqs-consumer.js'
 import type { CardGateway } from './card-gateway.js'
 import { currentObservation, observing, type Observation } from './invocation.js'
 import { reportOf, type Outcome, type RecordReport } from './outcome.js'

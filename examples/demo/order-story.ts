@@ -2,7 +2,7 @@ import { CreateTableCommand, PutItemCommand, type DynamoDBClient } from '@aws-sd
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda'
 import { IdempotencyFailedError, IdempotencyTransactError } from '../../src/index.js'
 import { DynamoDBStore } from '../../src/dynamodb.js'
-import { createHandler, refusedBecause, type Order } from '../order-consumer.js'
+import { createHandler, refusedBecause, type Order } from '../sam-app/src/order-consumer.js'
 import { heading, shorten, table } from './print.js'
 import { batch, lambdaContext, redelivery } from './sqs-messages.js'
 import type { StoryResult } from './story.js'
@@ -41,7 +41,7 @@ const createTable = async (client: DynamoDBClient, name: string, key: string): P
  * client sent, the batch answer, the failure reasons, the Orders and Stock tables.
  */
 export const orderStory = async (newClient: () => DynamoDBClient, idempotencyTable: string): Promise<StoryResult> => {
-  heading('10. Orders placed with transact (examples/order-consumer.ts): two customers order the last oak lamp',
+  heading('10. Orders placed with transact (examples/sam-app/src/order-consumer.ts): two customers order the last oak lamp',
     'The order Put (attribute_not_exists) and the stock Update (available >= :quantity) commit in one TransactWriteItems with the record\'s completion.')
   const problems: string[] = []
   const client = newClient()

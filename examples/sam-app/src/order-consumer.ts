@@ -10,14 +10,14 @@
  *
  * Cost: a transaction writes each item twice (2 write units per KB instead of 1).
  *
- * Deploy with `infrastructure/template.yaml`. `npm run demo` runs this file against DynamoDB
+ * Deployed by `../template.yaml`. In the middy-idempotency repository, `npm run demo` runs this file against DynamoDB
  * Local through `createHandler`.
  */
 import middy from '@middy/core'
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
-import { idempotency, IdempotencyTransactError, perRecord, type IdempotencyLogger, type IdempotencyStore, type TransactItem } from '../src/index.js'
-import { DynamoDBStore } from '../src/dynamodb.js'
+import { idempotency, IdempotencyTransactError, perRecord, type IdempotencyLogger, type IdempotencyStore, type TransactItem } from 'middy-idempotency'
+import { DynamoDBStore } from 'middy-idempotency/dynamodb'
 
 /** The message body the shop sends when a customer checks out. */
 export interface Order {

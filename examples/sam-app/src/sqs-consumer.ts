@@ -10,14 +10,14 @@
  * The handler is `perRecord`: each payment is stored COMPLETED the moment its own charge
  * ends, so a batch that times out because one charge hangs re-runs that charge only.
  *
- * Deploy with `infrastructure/template.yaml`. `npm run demo` runs this file against
+ * Deployed by `../template.yaml`. In the middy-idempotency repository, `npm run demo` runs this file against
  * DynamoDB Local through `createHandler`.
  */
 import middy from '@middy/core'
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
-import { idempotency, perRecord, type IdempotencyLogger, type IdempotencyStore } from '../src/index.js'
-import { DynamoDBStore } from '../src/dynamodb.js'
+import { idempotency, perRecord, type IdempotencyLogger, type IdempotencyStore } from 'middy-idempotency'
+import { DynamoDBStore } from 'middy-idempotency/dynamodb'
 
 /** The message body the payments service sends. */
 export interface Payment {
