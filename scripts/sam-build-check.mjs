@@ -49,7 +49,7 @@ const pack = () => {
 }
 
 /** The builder's scratch copy of a CodeUri with its production dependencies installed. */
-const install = (codeDir, scratch, tarball) => {
+const install = (codeDir, scratch, tarball, useNpmCi) => {
   cpSync(codeDir, scratch, { recursive: true, filter: (source) => !EXCLUDED.has(basename(source)) })
   const manifestPath = join(scratch, 'package.json')
   if (!existsSync(manifestPath)) {
@@ -64,8 +64,10 @@ const install = (codeDir, scratch, tarball) => {
   } else {
     console.log('  (package.json has no middy-idempotency dependency)')
   }
-  console.log('  npm install -q --no-audit --no-save --unsafe-perm --omit=dev')
-  run('npm', ['install', '-q', '--no-audit', '--no-save', '--unsafe-perm', '--omit=dev'], scratch)
+  const locked = ['package-lock.json', 'npm-shrinkwrap.json'].some((name) => existsSync(join(codeDir, name)))
+  const command = useNpmCi === true && locked ? ['ci'] : ['install', '-q', '--no-audit', '--no-save', '--unsafe-perm', '--omit=dev']
+  console.log(`  npm ${command.join(' ')}`)
+  run('npm', command, scratch)
   return manifest
 }
 
@@ -123,13 +125,14 @@ const main = () => {
   for (const fn of functions) {
     try {
       const codeDir = resolve(dirname(templatePath), fn.codeUri)
-      if (!installs.has(codeDir)) {
+      const installKey = `${codeDir} ${fn.properties.use_npm_ci === true}`
+      if (!installs.has(installKey)) {
         // sam build installs in each function's own copy; the copies of one CodeUri are alike.
         console.log(`CodeUri ${codeDir}`)
         const scratch = join(work, `code-${installs.size}`)
-        installs.set(codeDir, { scratch, manifest: install(codeDir, scratch, tarball) })
+        installs.set(installKey, { scratch, manifest: install(codeDir, scratch, tarball, fn.properties.use_npm_ci) })
       }
-      const { scratch, manifest } = installs.get(codeDir)
+      const { scratch, manifest } = installs.get(installKey)
       const artifacts = join(work, 'build', fn.name)
       const esbuild = findEsbuild(scratch)
       const command = esbuildArgs(fn, scratch, artifacts, manifest)
