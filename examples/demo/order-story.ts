@@ -57,20 +57,17 @@ export const orderStory = async (newClient: () => DynamoDBClient, idempotencyTab
     for (const [sku, available] of [['lamp-oak', 1], ['mug-blue', 20]] as const) {
       await client.send(new PutItemCommand({ TableName: STOCK, Item: { sku: { S: sku }, available: { N: String(available) }, reserved: { N: '0' } } }))
     }
-    // Why a record was reported failed: from the batch middleware when the handler ran, from the
-    // middleware's logger (`{ id, error }`) when no record of the batch could run.
+    // Why a record was reported failed: onOutcome tells each record's error, also when no record
+    // of the batch could run (and the batch middleware's logger was skipped).
     const reasons = new Map<string, unknown>()
-    const note = (entry: unknown): void => {
-      const { id, error } = (entry ?? {}) as { id?: string, error?: unknown }
-      if (id !== undefined && error !== undefined) reasons.set(id, error)
-    }
     const handler = createHandler({
       store: new DynamoDBStore({ tableName: idempotencyTable, client }),
       ordersTable: ORDERS,
       stockTable: STOCK,
       namespace: 'orders-consumer',
-      logger: { warn: note, error: note },
-      logFailedRecord: (reason, record) => { reasons.set(record.messageId, reason) }
+      logger: false,
+      logFailedRecord: () => {},
+      onOutcome: ({ id, error }) => { if (id !== undefined && error !== undefined) reasons.set(id, error) }
     })
     const deliver = async (records: SQSRecord[]): Promise<Map<string, string>> => {
       const before = transactions.length
