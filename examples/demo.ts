@@ -1,5 +1,5 @@
 /**
- * `npm run demo`: the SQS payment consumer of `sqs-consumer.ts` against a real DynamoDB
+ * `npm run demo`: the SQS payment consumer of `sam-app/src/sqs-consumer.ts` against a real DynamoDB
  * (DynamoDB Local, started here), through what SQS really does to a consumer: lost
  * acknowledgements, producer retries, failures and redeliveries, overlapping invocations.
  * Every record's fate is read from outside: the card gateway's calls, the
@@ -11,7 +11,7 @@ import './demo/lambda-environment.js'
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import { createIdempotencyTable, localClientConfig, startDynamoDBLocal } from '../scripts/dynamodb-local.mjs'
 import { DynamoDBStore } from '../src/dynamodb.js'
-import type { Payment } from './sqs-consumer.js'
+import type { Payment } from './sam-app/src/sqs-consumer.js'
 import { CardGateway } from './demo/card-gateway.js'
 import { Harness, type Invocation } from './demo/harness.js'
 import { httpStory } from './demo/http-story.js'
@@ -117,7 +117,7 @@ const summarise = (demo: Harness): void => {
 }
 
 const main = async (): Promise<number> => {
-  console.log('middy-idempotency demo: the example consumers (examples/*.ts) on DynamoDB Local')
+  console.log('middy-idempotency demo: the example consumers (examples/sam-app/src/*.ts) on DynamoDB Local')
   const local = await startDynamoDBLocal()
   const client = new DynamoDBClient(localClientConfig(local.endpoint))
   try {

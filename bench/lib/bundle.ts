@@ -48,6 +48,9 @@ export const bundleEntry = async (name: string, entry: string, external: string[
     platform: 'node',
     target: 'node20',
     external: ['@aws-sdk/*', ...external],
+    // The repository's, whose paths resolve `middy-idempotency` to src/: the example app's own
+    // tsconfig.json (the nearest to its files) is for its users, who install the package.
+    tsconfig: fileURLToPath(new URL('../../tsconfig.json', import.meta.url)),
     logLevel: 'silent'
   })
   const content = readFileSync(file)

@@ -1,5 +1,5 @@
 /**
- * Bytes only for what is used (issue 10, item 3). Each Lambda handler in `examples/` (a file
+ * Bytes only for what is used (issue 10, item 3). Each Lambda handler in `examples/sam-app/src/` (a file
  * that exports `handler`; the demo is a script, not a handler) is bundled as it would be
  * deployed, and esbuild's metafile of the typical SQS handler (`bench/handlers/ours.ts`:
  * `perRecord` + `DynamoDBStore`) says which of our source files it carries. A handler that
@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url'
 import { bundleEntry, type BundleResult } from './bundle.js'
 import { fmt, table } from './report.js'
 
-const examplesDir = fileURLToPath(new URL('../../examples/', import.meta.url))
+const examplesDir = fileURLToPath(new URL('../../examples/sam-app/src/', import.meta.url))
 
 /** The source files that implement a feature the typical SQS handler does not use. */
 const FEATURES: Array<{ feature: string, files: RegExp }> = [
@@ -23,7 +23,7 @@ const FEATURES: Array<{ feature: string, files: RegExp }> = [
 
 const featureOf = (path: string): string | undefined => FEATURES.find((f) => f.files.test(path))?.feature
 
-/** `examples/*.ts` files that export a Lambda `handler`. */
+/** `examples/sam-app/src/*.ts` files that export a Lambda `handler`. */
 export const exampleHandlers = (): string[] =>
   readdirSync(examplesDir)
     .filter((name) => name.endsWith('.ts') && /export\s+const\s+handler\b/.test(readFileSync(`${examplesDir}${name}`, 'utf8')))
@@ -35,11 +35,13 @@ export const bundleExamples = async (): Promise<BundleResult[]> => {
   return results
 }
 
-const ours = (sources: BundleResult['sources']): BundleResult['sources'] => sources.filter((s) => /(^|\/)src\//.test(s.path))
+/** A file of this package's src/ (the example app's own src/ is the handler's). */
+const isOurs = (path: string): boolean => /(^|\/)src\//.test(path) && !/(^|\/)examples\//.test(path)
+const ours = (sources: BundleResult['sources']): BundleResult['sources'] => sources.filter((s) => isOurs(s.path))
 const byPackage = (sources: BundleResult['sources']): Map<string, number> => {
   const sizes = new Map<string, number>()
   for (const s of sources) {
-    const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(s.path)?.[1] ?? (/(^|\/)src\//.test(s.path) ? 'middy-idempotency (src/)' : 'the handler itself')
+    const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(s.path)?.[1] ?? (isOurs(s.path) ? 'middy-idempotency (src/)' : 'the handler itself')
     sizes.set(pkg, (sizes.get(pkg) ?? 0) + s.bytes)
   }
   return sizes
@@ -49,7 +51,7 @@ export const examplesTable = (examples: BundleResult[]): string => table(
   ['example handler', 'bytes', 'gzip bytes', 'of which src/', 'feature files in it (transact, streams, whole event/HTTP, MemoryStore)'],
   examples.map((b) => {
     const carried = [...new Set(ours(b.sources).map((s) => featureOf(s.path)).filter((f) => f !== undefined))]
-    return [`examples/${b.implementation.replace(/^example-/, '')}.ts`, String(b.bytes), String(b.gzipBytes),
+    return [`examples/sam-app/src/${b.implementation.replace(/^example-/, '')}.ts`, String(b.bytes), String(b.gzipBytes),
       String(ours(b.sources).reduce((sum, s) => sum + s.bytes, 0)), carried.join(', ') || '—']
   })
 )

@@ -1,4 +1,4 @@
-import { CardDeclinedError, type Payment, type Receipt } from '../sqs-consumer.js'
+import { CardDeclinedError, type Payment, type Receipt } from '../sam-app/src/sqs-consumer.js'
 import { currentObservation } from './invocation.js'
 
 /** A card network being down: a fault, not an answer about the card. */

@@ -1,7 +1,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda'
-import type { IdempotencyLogger, IdempotencyStore } from '../../src/index.js'
-import { createHandler } from '../sqs-consumer.js'
+import type { IdempotencyLogger, IdempotencyStore, OutcomeReport } from '../../src/index.js'
+import { createHandler } from '../sam-app/src/sqs-consumer.js'
 import type { CardGateway } from './card-gateway.js'
 import { currentObservation, observing, type Observation } from './invocation.js'
 import { reportOf, type Outcome, type RecordReport } from './outcome.js'
@@ -10,18 +10,20 @@ import { batch, lambdaContext } from './sqs-messages.js'
 import { scanItems, storedReceipts } from './table-items.js'
 
 /**
- * Why a record was reported failed reaches us two ways: through sqsPartialBatchFailure's
- * logger when the handler ran (its `after` maps the results), and through the
- * middleware's own logger (`{ id, error }`) when no record of the batch could run,
- * since the handler and every `after` are then skipped. Both land in the observation of
- * the invocation that logged them; anything else the middleware says is kept as a note.
+ * Why a record was reported failed comes from `onOutcome`, which tells every record's fate with
+ * its error, also when no record of the batch could run and the handler and every `after` hook
+ * (sqsPartialBatchFailure's logger among them) were skipped. What the middleware logs about
+ * anything but one record (those are in the table already) is kept as a note. Both land in the
+ * observation of the invocation they belong to.
  */
 const note = (entry: unknown): void => {
-  const seen = currentObservation()
+  const { id, message } = (entry ?? {}) as { id?: string, message?: string }
+  if (id === undefined) currentObservation()?.notes.push(message ?? String(entry))
+}
+
+const reason = (outcome: OutcomeReport): void => {
   // `id` is the record's itemIdentifier: for SQS, its messageId.
-  const { id, error, message } = (entry ?? {}) as { id?: string, error?: unknown, message?: string }
-  if (id !== undefined && error !== undefined) seen?.reasons.set(id, error)
-  else seen?.notes.push(message ?? String(entry))
+  if (outcome.id !== undefined && outcome.error !== undefined) currentObservation()?.reasons.set(outcome.id, outcome.error)
 }
 
 const observingLogger: IdempotencyLogger = { warn: note, error: note }
@@ -42,7 +44,8 @@ export class Harness {
     this.#handler = createHandler({
       store,
       charge: gateway.charge,
-      logFailedRecord: (reason, record: SQSRecord) => { currentObservation()?.reasons.set(record.messageId, reason) },
+      logFailedRecord: () => {},
+      onOutcome: reason,
       logger: observingLogger
     })
   }

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda'
 import type { IdempotencyStore } from '../../src/index.js'
-import { createHandler, type Charge, type PaymentRequest } from '../http-handler.js'
+import { createHandler, type Charge, type PaymentRequest } from '../sam-app/src/http-handler.js'
 import { heading, shorten, table } from './print.js'
 import { lambdaContext } from './sqs-messages.js'
 
@@ -35,7 +35,7 @@ const post = (body: PaymentRequest, idempotencyKey?: string): APIGatewayProxyEve
 
 /** The HTTP example: a client's retry gets the first answer; a reused key or a missing one is refused. */
 export const httpStory = async (store: IdempotencyStore): Promise<{ problems: string[], requests: number, charges: number }> => {
-  heading('8. The HTTP example (examples/http-handler.ts): POST /payments with an Idempotency-Key',
+  heading('8. The HTTP example (examples/sam-app/src/http-handler.ts): POST /payments with an Idempotency-Key',
     'The client timed out and retried; then it reused the key for another amount; then it forgot the key.')
   const charges: Charge[] = []
   // Lambda sets the function name, which namespaces the keys: this is another function.

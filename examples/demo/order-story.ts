@@ -2,7 +2,7 @@ import { CreateTableCommand, PutItemCommand, type DynamoDBClient } from '@aws-sd
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda'
 import { IdempotencyFailedError, IdempotencyTransactError } from '../../src/index.js'
 import { DynamoDBStore } from '../../src/dynamodb.js'
-import { createHandler, refusedBecause, type Order } from '../order-consumer.js'
+import { createHandler, refusedBecause, type Order } from '../sam-app/src/order-consumer.js'
 import { heading, shorten, table } from './print.js'
 import { batch, lambdaContext, redelivery } from './sqs-messages.js'
 import type { StoryResult } from './story.js'
@@ -41,7 +41,7 @@ const createTable = async (client: DynamoDBClient, name: string, key: string): P
  * client sent, the batch answer, the failure reasons, the Orders and Stock tables.
  */
 export const orderStory = async (newClient: () => DynamoDBClient, idempotencyTable: string): Promise<StoryResult> => {
-  heading('10. Orders placed with transact (examples/order-consumer.ts): two customers order the last oak lamp',
+  heading('10. Orders placed with transact (examples/sam-app/src/order-consumer.ts): two customers order the last oak lamp',
     'The order Put (attribute_not_exists) and the stock Update (available >= :quantity) commit in one TransactWriteItems with the record\'s completion.')
   const problems: string[] = []
   const client = newClient()
@@ -57,20 +57,17 @@ export const orderStory = async (newClient: () => DynamoDBClient, idempotencyTab
     for (const [sku, available] of [['lamp-oak', 1], ['mug-blue', 20]] as const) {
       await client.send(new PutItemCommand({ TableName: STOCK, Item: { sku: { S: sku }, available: { N: String(available) }, reserved: { N: '0' } } }))
     }
-    // Why a record was reported failed: from the batch middleware when the handler ran, from the
-    // middleware's logger (`{ id, error }`) when no record of the batch could run.
+    // Why a record was reported failed: onOutcome tells each record's error, also when no record
+    // of the batch could run (and the batch middleware's logger was skipped).
     const reasons = new Map<string, unknown>()
-    const note = (entry: unknown): void => {
-      const { id, error } = (entry ?? {}) as { id?: string, error?: unknown }
-      if (id !== undefined && error !== undefined) reasons.set(id, error)
-    }
     const handler = createHandler({
       store: new DynamoDBStore({ tableName: idempotencyTable, client }),
       ordersTable: ORDERS,
       stockTable: STOCK,
       namespace: 'orders-consumer',
-      logger: { warn: note, error: note },
-      logFailedRecord: (reason, record) => { reasons.set(record.messageId, reason) }
+      logger: false,
+      logFailedRecord: () => {},
+      onOutcome: ({ id, error }) => { if (id !== undefined && error !== undefined) reasons.set(id, error) }
     })
     const deliver = async (records: SQSRecord[]): Promise<Map<string, string>> => {
       const before = transactions.length

@@ -1,6 +1,6 @@
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda'
 import { IdempotencyFailedError, IdempotencyInProgressError, IdempotencyPayloadMismatchError } from '../../src/index.js'
-import type { Payment, Receipt } from '../sqs-consumer.js'
+import type { Payment, Receipt } from '../sam-app/src/sqs-consumer.js'
 import type { Observation } from './invocation.js'
 
 export type Outcome = 'ran' | 'retried' | 'replayed' | 'conflict' | 'failed' | 'refused' | 'mismatch' | 'unexplained'

@@ -1,5 +1,5 @@
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda'
-import type { Payment } from '../sqs-consumer.js'
+import type { Payment } from '../sam-app/src/sqs-consumer.js'
 
 const QUEUE_ARN = 'arn:aws:sqs:eu-west-1:123456789012:payments'
 let messages = 0

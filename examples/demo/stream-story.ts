@@ -1,6 +1,6 @@
 import type { KinesisStreamBatchResponse, KinesisStreamEvent, KinesisStreamRecord } from 'aws-lambda'
 import type { IdempotencyStore } from '../../src/index.js'
-import { createHandler, movementOf, type LedgerOptions, type Movement, type Posting } from '../kinesis-consumer.js'
+import { createHandler, movementOf, type LedgerOptions, type Movement, type Posting } from '../sam-app/src/kinesis-consumer.js'
 import { heading, table } from './print.js'
 import { lambdaContext } from './sqs-messages.js'
 import type { StoryResult } from './story.js'
@@ -49,12 +49,12 @@ class Ledger {
 const short = (record: KinesisStreamRecord): string => `…${record.kinesis.sequenceNumber.slice(-6)}`
 
 /**
- * One Kinesis batch with a failure (examples/kinesis-consumer.ts): the rest of that partition
+ * One Kinesis batch with a failure (examples/sam-app/src/kinesis-consumer.ts): the rest of that partition
  * key is held back, other keys go on; Lambda's retry from the lowest failed sequence number
  * runs the held-back records and replays the completed ones.
  */
 export const streamStory = async (store: IdempotencyStore): Promise<StoryResult> => {
-  heading('11. A Kinesis batch with a failure (examples/kinesis-consumer.ts): account movements posted to a ledger',
+  heading('11. A Kinesis batch with a failure (examples/sam-app/src/kinesis-consumer.ts): account movements posted to a ledger',
     'Partition key = account. The ledger refuses mv-A2 once: the rest of acct-A is held back, the other accounts go on.')
   const problems: string[] = []
   const ledger = new Ledger()

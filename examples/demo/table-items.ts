@@ -1,5 +1,5 @@
 import { ScanCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb'
-import type { Receipt } from '../sqs-consumer.js'
+import type { Receipt } from '../sam-app/src/sqs-consumer.js'
 
 type Plain = string | number | { [name: string]: Plain } | undefined
 

@@ -1,6 +1,6 @@
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda'
 import type { IdempotencyLogger, IdempotencyStore } from '../../src/index.js'
-import { createHandler, type ChargeOptions, type Payment, type Receipt } from '../sqs-consumer.js'
+import { createHandler, type ChargeOptions, type Payment, type Receipt } from '../sam-app/src/sqs-consumer.js'
 import { CardGateway } from './card-gateway.js'
 import { heading, table } from './print.js'
 import { batch, lambdaContext, message, redelivery } from './sqs-messages.js'

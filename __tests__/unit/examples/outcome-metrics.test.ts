@@ -2,7 +2,7 @@ import { describe, expect, test } from '@jest/globals'
 import middy from '@middy/core'
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
-import { outcomeMetrics } from '../../../examples/outcome-metrics.js'
+import { outcomeMetrics } from '../../../examples/sam-app/src/outcome-metrics.js'
 import { idempotency, MemoryStore, perRecord } from '../../../src/index.js'
 import { lambdaContext, redelivered, sqsEvent, sqsRecord } from '../../support/sqs.js'
 

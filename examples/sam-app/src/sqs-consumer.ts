@@ -10,14 +10,14 @@
  * The handler is `perRecord`: each payment is stored COMPLETED the moment its own charge
  * ends, so a batch that times out because one charge hangs re-runs that charge only.
  *
- * Deploy with `infrastructure/template.yaml`. `npm run demo` runs this file against
+ * Deployed by `../template.yaml`. In the middy-idempotency repository, `npm run demo` runs this file against
  * DynamoDB Local through `createHandler`.
  */
 import middy from '@middy/core'
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
-import { idempotency, perRecord, type IdempotencyLogger, type IdempotencyStore } from '../src/index.js'
-import { DynamoDBStore } from '../src/dynamodb.js'
+import { idempotency, perRecord, type IdempotencyLogger, type IdempotencyStore, type OutcomeReport } from 'middy-idempotency'
+import { DynamoDBStore } from 'middy-idempotency/dynamodb'
 
 /** The message body the payments service sends. */
 export interface Payment {
@@ -60,6 +60,8 @@ export interface ConsumerDependencies {
   logFailedRecord?: (reason: unknown, record: SQSRecord) => void
   /** Lost leases, store faults and records refused without running. [`console`] */
   logger?: IdempotencyLogger | false
+  /** Told what became of each record, with the error when it did not complete (`outcome-metrics.ts` makes metrics of it). */
+  onOutcome?: (outcome: OutcomeReport) => void
   /** Prefix of the stored keys. [`AWS_LAMBDA_FUNCTION_NAME`] */
   namespace?: string
   /** Middy answers this long before Lambda's deadline, with the records that did not finish. [1000] */
@@ -75,7 +77,7 @@ const parsePayment = (record: SQSRecord): Payment => {
   return payment as Payment
 }
 
-export const createHandler = ({ store, charge, logFailedRecord, logger, namespace, timeoutEarlyInMillis = 1000 }: ConsumerDependencies) => {
+export const createHandler = ({ store, charge, logFailedRecord, logger, onOutcome, namespace, timeoutEarlyInMillis = 1000 }: ConsumerDependencies) => {
   // Early enough to write what became of every record and answer before Lambda's deadline.
   return middy<SQSEvent>({ timeoutEarlyInMillis })
     // First in the chain, so its `after` runs last: it turns the per-record results that
@@ -97,7 +99,8 @@ export const createHandler = ({ store, charge, logFailedRecord, logger, namespac
       // A timeout is recognised this close to the deadline: the running charges keep their leases.
       timeoutMarginMs: timeoutEarlyInMillis,
       ...(namespace === undefined ? {} : { namespace }),
-      ...(logger === undefined ? {} : { logger })
+      ...(logger === undefined ? {} : { logger }),
+      ...(onOutcome === undefined ? {} : { onOutcome })
     }))
     // One charge per record, each stored the moment it ends. The signal lets a charge stop
     // waiting when Middy is about to answer; the key lets the gateway refuse a second charge.

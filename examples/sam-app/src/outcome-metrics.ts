@@ -16,7 +16,7 @@
  *   .handler(perRecord(chargeCard))
  * ```
  */
-import type { OutcomeKind, OutcomeReport } from '../src/index.js'
+import type { OutcomeKind, OutcomeReport } from 'middy-idempotency'
 
 /** EMF takes at most 100 values per metric in one document. */
 const MAX_VALUES = 100

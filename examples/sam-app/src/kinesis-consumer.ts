@@ -12,13 +12,13 @@
  * Middy has no partial-batch middleware for streams: `idempotency` answers Lambda's
  * `{ batchItemFailures }` itself.
  *
- * Deploy with `infrastructure/template.yaml`. `npm run demo` runs this file against DynamoDB
+ * Deployed by `../template.yaml`. In the middy-idempotency repository, `npm run demo` runs this file against DynamoDB
  * Local through `createHandler`.
  */
 import middy from '@middy/core'
 import type { KinesisStreamEvent, KinesisStreamRecord } from 'aws-lambda'
-import { idempotency, perRecord, type IdempotencyLogger, type IdempotencyStore } from '../src/index.js'
-import { DynamoDBStore } from '../src/dynamodb.js'
+import { idempotency, perRecord, type IdempotencyLogger, type IdempotencyStore } from 'middy-idempotency'
+import { DynamoDBStore } from 'middy-idempotency/dynamodb'
 
 /** What the accounts service puts on the stream, partition key `accountId`. */
 export interface Movement {

@@ -9,12 +9,12 @@
  * The changes of one item (its `Keys`) are handled in order: a failure holds back the later
  * changes of that order only. `idempotency` answers Lambda's `{ batchItemFailures }` itself.
  *
- * Deploy with `infrastructure/template.yaml`.
+ * Deployed by `../template.yaml`.
  */
 import middy from '@middy/core'
 import type { AttributeValue, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda'
-import { idempotency, perRecord, type IdempotencyLogger, type IdempotencyStore } from '../src/index.js'
-import { DynamoDBStore } from '../src/dynamodb.js'
+import { idempotency, perRecord, type IdempotencyLogger, type IdempotencyStore } from 'middy-idempotency'
+import { DynamoDBStore } from 'middy-idempotency/dynamodb'
 
 /** What the warehouse is asked to do for a placed order. */
 export interface PickRequest {

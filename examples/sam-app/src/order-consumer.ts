@@ -10,14 +10,14 @@
  *
  * Cost: a transaction writes each item twice (2 write units per KB instead of 1).
  *
- * Deploy with `infrastructure/template.yaml`. `npm run demo` runs this file against DynamoDB
+ * Deployed by `../template.yaml`. In the middy-idempotency repository, `npm run demo` runs this file against DynamoDB
  * Local through `createHandler`.
  */
 import middy from '@middy/core'
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
-import { idempotency, IdempotencyTransactError, perRecord, type IdempotencyLogger, type IdempotencyStore, type TransactItem } from '../src/index.js'
-import { DynamoDBStore } from '../src/dynamodb.js'
+import { idempotency, IdempotencyTransactError, perRecord, type IdempotencyLogger, type IdempotencyStore, type OutcomeReport, type TransactItem } from 'middy-idempotency'
+import { DynamoDBStore } from 'middy-idempotency/dynamodb'
 
 /** The message body the shop sends when a customer checks out. */
 export interface Order {
@@ -46,6 +46,8 @@ export interface OrderConsumerDependencies {
   logFailedRecord?: (reason: unknown, record: SQSRecord) => void
   /** Lost leases, store faults and records refused without running. [`console`] */
   logger?: IdempotencyLogger | false
+  /** Told what became of each record, with the error when it did not complete. */
+  onOutcome?: (outcome: OutcomeReport) => void
   /** Prefix of the stored keys. [`AWS_LAMBDA_FUNCTION_NAME`] */
   namespace?: string
   /** The clock of `placedAt`. [`Date.now`] */
@@ -91,7 +93,7 @@ export const refusedBecause = (error: IdempotencyTransactError): string =>
     ? `${error.code}`
     : error.entry === 0 ? 'the order exists already' : error.entry === 1 ? 'not enough stock' : 'a condition failed'
 
-export const createHandler = ({ store, ordersTable, stockTable, logFailedRecord, logger, namespace, now = Date.now }: OrderConsumerDependencies) =>
+export const createHandler = ({ store, ordersTable, stockTable, logFailedRecord, logger, onOutcome, namespace, now = Date.now }: OrderConsumerDependencies) =>
   middy<SQSEvent>({ timeoutEarlyInMillis: 1000 })
     // First, so that its `after` runs last and turns the per-record results into batchItemFailures.
     .use(sqsPartialBatchFailure(logFailedRecord === undefined ? {} : { logger: logFailedRecord }))
@@ -107,7 +109,8 @@ export const createHandler = ({ store, ordersTable, stockTable, logFailedRecord,
       expiresAfterSeconds: 24 * 3600,
       timeoutMarginMs: 1000,
       ...(namespace === undefined ? {} : { namespace }),
-      ...(logger === undefined ? {} : { logger })
+      ...(logger === undefined ? {} : { logger }),
+      ...(onOutcome === undefined ? {} : { onOutcome })
     }))
     .handler(perRecord(async (record: SQSRecord, { transact }): Promise<PlacedOrder> => {
       const order = parseOrder(record)

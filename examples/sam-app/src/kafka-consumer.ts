@@ -15,8 +15,8 @@
  */
 import middy from '@middy/core'
 import type { MSKEvent, MSKRecord } from 'aws-lambda'
-import { idempotency, perRecord, type IdempotencyLogger, type IdempotencyStore } from '../src/index.js'
-import { DynamoDBStore } from '../src/dynamodb.js'
+import { idempotency, perRecord, type IdempotencyLogger, type IdempotencyStore } from 'middy-idempotency'
+import { DynamoDBStore } from 'middy-idempotency/dynamodb'
 
 /** What the checkout service produces to the `payments` topic. */
 export interface Payment { paymentId: string, amount: number, currency: string, cardToken: string }
