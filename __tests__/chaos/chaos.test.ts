@@ -116,6 +116,13 @@ describe.each(runsOf)('chaos, %s seed %i', (profile, seed) => {
     }, 120_000)
   }
 
+  test('every answer of the function is one Lambda reads as meant: the JSON it receives names only records of the batch', async () => {
+    const report = await reportFor(profile, seed)
+    expect(report.unreadableAnswers).toBe(0)
+    // Some answers reported failures, or the check above proves little.
+    expect(report.partialAnswers).toBeGreaterThan(0)
+  }, 120_000)
+
   test('no message is lost: each was charged or dead-lettered, and the queue (the stream) drains', async () => {
     const report = await reportFor(profile, seed)
     expectClean(report, [...report.lost.map((id) => `lost ${id}`), ...report.notDrained.map((id) => `not drained ${id}`), ...(report.stuck ? ['stuck'] : [])])

@@ -1,5 +1,5 @@
 import type middy6 from '@middy/core'
-import type { SQSBatchResponse, SQSRecord } from 'aws-lambda'
+import type { SQSRecord } from 'aws-lambda'
 import { freshTable } from '../support/dynamodb.js'
 import { audit, type ChaosReport, type Delivered } from './audit.js'
 import { Consumer, dynamoDBConnection, idempotencyOptions, sqsShape, type StoreConnection } from './consumer.js'
@@ -197,7 +197,7 @@ export const runChaos = async (config: ChaosConfig): Promise<ChaosReport> => {
       nextReadyAt: (now) => queue.nextVisibleAt(now),
       drained: () => queue.drained(),
       // A rejected invocation (or a lost answer) deletes nothing: the whole batch comes back.
-      settled: (delivery, answered) => { queue.settle(delivery, answered?.response as SQSBatchResponse | undefined) },
+      settled: (delivery, answered) => { if (answered === undefined) queue.fail(delivery); else queue.settle(delivery, answered.response) },
       // A process that died answers nothing: its messages come back when their visibility times out.
       died: () => {}
     }
@@ -216,7 +216,8 @@ export const runChaos = async (config: ChaosConfig): Promise<ChaosReport> => {
       (redis === undefined ? '' : `, Redis (persistence ${redis.persistence}, ${site?.restarts.length ?? 0} restarts)`),
     lost: queue.messages.filter((m) => m.state === 'deleted' && !ledger.applied(paymentOf(m.body))).map((m) => m.messageId),
     notDrained: queue.messages.filter((m) => m.state === 'available').map((m) => m.messageId),
-    deadLettered: queue.deadLetters.length
+    deadLettered: queue.deadLetters.length,
+    answers: queue.answers
   }
   const server: ServerStats | undefined = site === undefined ? undefined : { restarts: site.restarts, outageRefusals: site.outageRefusals }
   return audit({ config, stats, delivered, ledger, invocations, consumers, items, counters, now: clock.now(), ...(ordersAudit === undefined ? {} : { orders: ordersAudit }), ...(server === undefined ? {} : { server }) })

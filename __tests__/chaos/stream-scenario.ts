@@ -95,7 +95,7 @@ export const runStreamChaos = async (config: ChaosConfig, settings: StreamSettin
       // A function error, or an answer that never reached Lambda: the whole batch again.
       settled: (delivery, answered, now) => answered === undefined
         ? stream.fail(delivery, now)
-        : stream.complete(delivery, JSON.parse(JSON.stringify(answered.response ?? null)), now),
+        : stream.complete(delivery, answered.response, now),
       // Lambda learns of the crash (or the kill) and retries the shard's batch.
       died: (delivery, now) => { stream.fail(delivery, now) }
     }
@@ -110,7 +110,8 @@ export const runStreamChaos = async (config: ChaosConfig, settings: StreamSettin
     // Checkpointed past as done: its payment must have taken effect (by this record or an earlier copy).
     lost: stream.records.filter((r) => r.state === 'done' && !ledger.applied(paymentOf(r.data))).map((r) => r.sequenceNumber),
     notDrained: stream.records.filter((r) => r.state === 'pending').map((r) => r.sequenceNumber),
-    deadLettered: stream.deadLetters.length
+    deadLettered: stream.deadLetters.length,
+    answers: stream.answers
   }
   return audit({ config, stats, delivered, ledger, invocations, consumers, items, counters, now: clock.now() })
 }
