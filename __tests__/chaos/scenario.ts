@@ -6,6 +6,7 @@ import { Consumer, dynamoDBConnection, idempotencyOptions, sqsShape, type StoreC
 import { newFaultCounters } from './store-faults.js'
 import type { Rates } from './fates.js'
 import type { CrashPhase } from './invocation.js'
+import { runKafkaChaos, type KafkaSettings } from './kafka-scenario.js'
 import { runLambdaLoop } from './lambda-loop.js'
 import { Ledger } from './ledger.js'
 import { OrdersTable } from './orders.js'
@@ -52,6 +53,8 @@ export interface ChaosConfig {
   maxVirtualMs: number
   /** The stream profile: a Kinesis stream instead of the queue (fifo, visibility and receive counts do not apply). */
   stream?: StreamSettings
+  /** The kafka profile: a Kafka topic instead of the queue (fifo, visibility and receive counts do not apply). */
+  kafka?: KafkaSettings
   /** How the handler is written: `perRecord` (the default), or returning a promise per record (the promises profile). */
   handler?: 'perRecord' | 'promises'
   /**
@@ -99,10 +102,11 @@ export const newRunStats = (): RunStats => ({
  */
 export const runChaos = async (config: ChaosConfig): Promise<ChaosReport> => {
   const redis = config.store === 'redis' ? config.redis : undefined
-  if (config.store === 'redis' && (redis === undefined || config.effects !== 'ledger' || config.stream !== undefined)) {
+  if (config.store === 'redis' && (redis === undefined || config.effects !== 'ledger' || config.stream !== undefined || config.kafka !== undefined)) {
     throw new Error('chaos: the Redis runs need their redis settings, ledger effects and the queue (RedisStore has no transact)')
   }
   if (config.stream !== undefined) return await runStreamChaos(config, config.stream)
+  if (config.kafka !== undefined) return await runKafkaChaos(config, config.kafka)
   const { seed, rates } = config
   const clock = new VirtualClock()
   const startedAt = clock.now()
