@@ -24,6 +24,8 @@ export interface Delivered {
   notDrained: string[]
   /** Sent to a DLQ or an on-failure destination. */
   deadLettered: number
+  /** Answers that reported failures, and answers Lambda could not read as JSON (it failed the whole batch). */
+  answers: { partial: number, unreadable: number }
 }
 
 export interface ChaosReport {
@@ -51,6 +53,12 @@ export interface ChaosReport {
   lost: string[]
   notDrained: string[]
   deadLettered: number
+  /** Answers that reported some records as failed, as Lambda read them. */
+  partialAnswers: number
+  /** Answers Lambda could not read (JSON it has no use for, an identifier not in the batch): the whole batch failed. */
+  unreadableAnswers: number
+  /** Records stored FAILED at the end (Kafka and streams release every failure: none). */
+  storedFailed: number
   leftoverLocks: LeftoverLock[]
   orderViolations: OrderViolation[]
   /** Keys whose completion the store acknowledged, yet not COMPLETED in the table at the end. */
@@ -83,6 +91,7 @@ const tally = <K extends string>(entries: Iterable<[K, number]>): Record<string,
  * - a payment is charged at most once, except right after an effect whose completion
  *   never reached the store (a crash between effect and completion, or a completion
  *   fault that outlasted the SDK's retries): every extra charge must be explained so;
+ * - every answer of the function is one Lambda can read, as the JSON it receives;
  * - no message is lost: each was charged, or dead-lettered; the queue drains (a stream: its
  *   shards are checkpointed to their end, and every record passed was charged or sent to the
  *   on-failure destination);
@@ -179,6 +188,7 @@ export const audit = (input: {
   if (orders !== undefined && (orders.accountPayments !== orders.effects.length || orders.accountBalance !== orders.paymentAmounts)) {
     violations.push(`a transaction was not whole: accounts count ${orders.accountPayments} payments of ${orders.accountBalance} in all, the table holds ${orders.effects.length} payments of ${orders.paymentAmounts}`)
   }
+  if (delivered.answers.unreadable > 0) violations.push(`${delivered.answers.unreadable} answer(s) Lambda could not read: their whole batches failed`)
   if (lost.length > 0) violations.push(`${lost.length} message(s) deleted from the queue (or checkpointed past) without their payment taking effect: ${lost.slice(0, 10).join(', ')}`)
   if (stats.stuck || notDrained.length > 0) violations.push(`the source did not drain within ${config.maxVirtualMs} ms of virtual time: ${notDrained.slice(0, 10).join(', ')}`)
   for (const lock of leftoverLocks) {
@@ -213,6 +223,9 @@ export const audit = (input: {
     lost,
     notDrained,
     deadLettered: delivered.deadLettered,
+    partialAnswers: delivered.answers.partial,
+    unreadableAnswers: delivered.answers.unreadable,
+    storedFailed: items.filter((item) => item.status === 'FAILED').length,
     leftoverLocks,
     orderViolations: ledger.orderViolations,
     completionsUndone,

@@ -111,6 +111,35 @@ export const streamConfigFor = (seed: number, payments: number, endpoint: string
 }
 
 /**
+ * Kafka: a topic of 2 to 5 partitions instead of the queue, payments spread over accounts as
+ * record keys; Lambda commits each partition just before its lowest reported offset, reads a
+ * failed partition again with backoff until `maxRetryAttempts`, then sends its records to the
+ * on-failure destination. Even seeds are Amazon MSK, odd seeds self-managed; the payment id is
+ * found by the path `value.paymentId` (into the base64 value, or behind `@middy/event-normalizer`)
+ * or by a function decoding the value. Kafka counts no deliveries: `onFailure` always sees
+ * attempt 1 and releases, and nothing is ever stored FAILED.
+ */
+export const kafkaConfigFor = (seed: number, payments: number, endpoint: string): ChaosConfig => {
+  const partitions = 2 + (seed % 4)
+  return configFor(seed, payments, endpoint, {
+    profile: 'kafka',
+    fifo: false,
+    consumers: 2 + (seed % 3),
+    batchSize: [10, 100, 25, 50][seed % 4] as number,
+    kafka: {
+      partitions,
+      partitionKeys: 3 * partitions,
+      // Enough backoff (1 + 2 + … + 32 s) for a crashed owner's lease (its deadline, plus the skew allowance) to lapse.
+      maxRetryAttempts: seed % 2 === 0 ? 6 : 10,
+      retryBaseMs: 1000,
+      retryCapMs: 60_000,
+      eventSource: seed % 2 === 0 ? 'aws:kafka' : 'SelfManagedKafka',
+      keyBy: (['value-path', 'key-function', 'normalizer-path'] as const)[seed % 3] as 'value-path'
+    }
+  })
+}
+
+/**
  * Promises: the standard runs, but the handler is hand-written and returns
  * `event.Records.map(async …)` without `Promise.allSettled`: every record's promise must be
  * awaited before its record is stored or acknowledged (a record acknowledged before its work
@@ -145,6 +174,7 @@ export const profiles = {
   transact: transactConfigFor,
   'transact-only': transactOnlyConfigFor,
   stream: streamConfigFor,
+  kafka: kafkaConfigFor,
   'redis-none': redisConfigFor('none'),
   'redis-everysec': redisConfigFor('everysec'),
   'redis-always': redisConfigFor('always')

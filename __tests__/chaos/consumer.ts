@@ -35,6 +35,14 @@ export interface RecordShape<R> {
    * request — held back unclaimed, failed unclaimed — or may never start).
    */
   neighbours: 'settled' | 'idle'
+  /**
+   * The event Lambda hands the function for a delivery, and its records in the order the
+   * middleware lists them. Default: `{ Records }` (SQS, streams); Kafka's event is its own.
+   */
+  event?: {
+    of: (delivery: { readonly records: readonly R[] }) => unknown
+    records: (event: any) => readonly R[]
+  }
 }
 
 /** The SQS consumer of the README: `@middy/sqs-partial-batch-failure` reads our answer. */
@@ -94,7 +102,7 @@ export class Consumer<R = SQSRecord> {
   readonly offsetMs: number
   current?: Invocation
   readonly #setup: ConsumerSetup<R>
-  #handler!: (event: { Records: readonly R[] }, context: ReturnType<typeof lambdaContext>) => Promise<unknown>
+  #handler!: (event: unknown, context: ReturnType<typeof lambdaContext>) => Promise<unknown>
   /** The records handed to the function by the current invocation (the ones it claimed). */
   #running: readonly R[] = []
   /** Record functions of the current invocation still working. */
@@ -113,11 +121,11 @@ export class Consumer<R = SQSRecord> {
     const records = perRecord(async (record: R, tools: RecordTools) => await this.#record(record, tools))
     // timeoutEarlyInMillis 0: Middy's early timeout is a real-time timer, and Lambda's deadline is
     // virtual here: the simulator kills an invocation past its deadline instead.
-    let stack = middy<{ Records: R[] }>({ timeoutEarlyInMillis: 0 })
+    let stack = middy<any>({ timeoutEarlyInMillis: 0 })
     for (const middleware of shape.outer()) stack = stack.use(middleware)
     this.#handler = stack
       .use(idempotency({ ...options, store, now: clock.skewed(this.offsetMs) }))
-      .handler(async (event: { Records: R[] }, context: Context, middyOptions: { signal: AbortSignal }) => await this.#batch(event, context, middyOptions, records)) as never
+      .handler(async (event: unknown, context: Context, middyOptions: { signal: AbortSignal }) => await this.#batch(event, context, middyOptions, records)) as never
   }
 
   /** Hands a delivered batch to the function; the scheduler then drives `invocation`. */
@@ -126,8 +134,10 @@ export class Consumer<R = SQSRecord> {
     this.#busy = 0
     const { clock } = this.#setup
     const context = lambdaContext(() => invocation.deadline - clock.now(), 'payments-consumer')
-    // A copy of the records: a middleware before ours (event-normalizer) rewrites them in place.
-    invocation.start(async () => await this.#handler({ Records: structuredClone(invocation.delivery.records) }, context))
+    const { delivery } = invocation
+    const event = this.#setup.shape.event?.of(delivery) ?? { Records: delivery.records }
+    // A copy: a middleware before ours (event-normalizer) rewrites the records in place.
+    invocation.start(async () => await this.#handler(structuredClone(event), context))
   }
 
   finish (): void {
@@ -148,23 +158,23 @@ export class Consumer<R = SQSRecord> {
    * first failure). The fate's crashes strike before the batch, after it, or — from the fault
    * layer — once some records are COMPLETED and the others are still in flight.
    */
-  async #batch (event: { Records: R[] }, context: Context, options: { signal: AbortSignal }, records: PerRecordHandler<R, unknown>): Promise<unknown> {
+  async #batch (event: unknown, context: Context, options: { signal: AbortSignal }, records: PerRecordHandler<R, unknown>): Promise<unknown> {
     const invocation = this.current as Invocation
     const { fate } = invocation
     const { clock } = this.#setup
     if (fate.crash === 'after-claim') await invocation.crash('after-claim')
     if (fate.throwAtEntry) throw new Error('the handler failed before any effect (injected)')
     await invocation.park(clock.now() + fate.workMs, 'timeout-before-effects')
-    this.#running = event.Records
+    this.#running = this.#setup.shape.event?.records(event) ?? (event as { Records: R[] }).Records
     let results: unknown
     if (this.#setup.handler === 'promises') {
-      const promises = event.Records.map(async (record) => await this.#record(record, { transact: noTransact } as unknown as RecordTools))
+      const promises = this.#running.map(async (record) => await this.#record(record, { transact: noTransact } as unknown as RecordTools))
       // The middleware awaits them; should this process die first (a simulated crash), their
       // rejections must not end the real test process as unhandled.
       for (const promise of promises) promise.catch(() => {})
       results = promises
     } else {
-      results = await records(event, context, options)
+      results = await records(event as never, context, options)
     }
     if (fate.crash === 'after-effects' || fate.crash === 'mid-batch') await invocation.crash('after-effects')
     return results

@@ -14,6 +14,8 @@ export interface ChaosTotals extends Pick<ChaosReport, Summed> {
   liveLocks: number
   leftoverLocks: Record<string, number>
   deadLettered: number
+  partialAnswers: number
+  unreadableAnswers: number
   orderViolations: number
   completionsUndone: number
   /** Of those, undone by a restart of the store's server. */
@@ -33,7 +35,7 @@ const add = (into: Record<string, number>, from: Record<string, number>): void =
 export const emptyTotals = (): ChaosTotals => ({
   runs: 0, messages: 0, producerDuplicates: 0, deliveries: 0, invocations: 0, lostAcks: 0, handlerThrows: 0, transientFailures: 0,
   crashes: {}, faultsInjected: {}, faultsSurfaced: {}, effects: 0, duplicateEffects: {}, duplicateWindows: { 'own-record': 0, other: 0 }, lost: 0, liveLocks: 0, leftoverLocks: {},
-  deadLettered: 0, orderViolations: 0, completionsUndone: 0, completionsForgotten: 0, restarts: 0, recordsForgotten: 0, outageRefusals: 0, killsWithAofUnwritten: 0, refusedCommits: {}, failedSeeds: []
+  deadLettered: 0, partialAnswers: 0, unreadableAnswers: 0, orderViolations: 0, completionsUndone: 0, completionsForgotten: 0, restarts: 0, recordsForgotten: 0, outageRefusals: 0, killsWithAofUnwritten: 0, refusedCommits: {}, failedSeeds: []
 })
 
 export const accumulate = (totals: ChaosTotals, report: ChaosReport): void => {
@@ -57,6 +59,8 @@ export const accumulate = (totals: ChaosTotals, report: ChaosReport): void => {
   totals.liveLocks += report.leftoverLocks.filter((l) => l.live).length
   for (const l of report.leftoverLocks) add(totals.leftoverLocks, { [l.cause]: 1 })
   totals.deadLettered += report.deadLettered
+  totals.partialAnswers += report.partialAnswers
+  totals.unreadableAnswers += report.unreadableAnswers
   totals.orderViolations += report.orderViolations.length
   totals.completionsUndone += report.completionsUndone.length
   totals.completionsForgotten += report.completionsForgotten.length
@@ -81,7 +85,8 @@ const restartsOf = (r: { restarts: number, recordsForgotten: number, outageRefus
 export const describeProfile = (profile: string, t: ChaosTotals): string =>
   `${profile.padEnd(14)} ${t.runs} runs, ${t.effects} effects, ${sum(t.duplicateEffects)} duplicate effects ` +
   `(own record's window ${t.duplicateWindows['own-record'] ?? 0}, anything else ${t.duplicateWindows.other ?? 0}; ${list(t.duplicateEffects)}), ` +
-  `${t.lost} lost, ${t.liveLocks} live locks, ${t.orderViolations} order violations (FIFO group or partition key), ${t.deadLettered} dead-lettered` +
+  `${t.lost} lost, ${t.liveLocks} live locks, ${t.orderViolations} order violations (FIFO group, partition key or topic-partition), ${t.deadLettered} dead-lettered, ` +
+  `${t.partialAnswers} partial answers (${t.unreadableAnswers} unreadable)` +
   restartsOf(t, t.completionsForgotten)
 
 /** One line per run. */
@@ -111,7 +116,8 @@ export const describeTotals = (t: ChaosTotals): string => {
     `live locks left:           ${t.liveLocks}`,
     `lapsed locks left:         ${sum(t.leftoverLocks)} (${list(t.leftoverLocks)})`,
     `dead-lettered:             ${t.deadLettered} (DLQ, or a stream's on-failure destination)`,
-    `order violations:          ${t.orderViolations} (a FIFO group's or a partition key's later record took effect first)`,
+    `answers with failures:     ${t.partialAnswers} (answers Lambda could not read: ${t.unreadableAnswers})`,
+    `order violations:          ${t.orderViolations} (a FIFO group's, a partition key's or a topic-partition's later record took effect first)`,
     `COMPLETED then undone:     ${t.completionsUndone} (by a server restart: ${t.completionsForgotten})`,
     `store server restarts:     ${t.restarts} (records lost by them: ${t.recordsForgotten}; store requests refused while down: ${t.outageRefusals}; ` +
       `kills with acknowledged writes still in the AOF buffer: ${t.killsWithAofUnwritten})`,

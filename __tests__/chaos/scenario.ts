@@ -1,11 +1,12 @@
 import type middy6 from '@middy/core'
-import type { SQSBatchResponse, SQSRecord } from 'aws-lambda'
+import type { SQSRecord } from 'aws-lambda'
 import { freshTable } from '../support/dynamodb.js'
 import { audit, type ChaosReport, type Delivered } from './audit.js'
 import { Consumer, dynamoDBConnection, idempotencyOptions, sqsShape, type StoreConnection } from './consumer.js'
 import { newFaultCounters } from './store-faults.js'
 import type { Rates } from './fates.js'
 import type { CrashPhase } from './invocation.js'
+import { runKafkaChaos, type KafkaSettings } from './kafka-scenario.js'
 import { runLambdaLoop } from './lambda-loop.js'
 import { Ledger } from './ledger.js'
 import { OrdersTable } from './orders.js'
@@ -52,6 +53,8 @@ export interface ChaosConfig {
   maxVirtualMs: number
   /** The stream profile: a Kinesis stream instead of the queue (fifo, visibility and receive counts do not apply). */
   stream?: StreamSettings
+  /** The kafka profile: a Kafka topic instead of the queue (fifo, visibility and receive counts do not apply). */
+  kafka?: KafkaSettings
   /** How the handler is written: `perRecord` (the default), or returning a promise per record (the promises profile). */
   handler?: 'perRecord' | 'promises'
   /**
@@ -99,10 +102,11 @@ export const newRunStats = (): RunStats => ({
  */
 export const runChaos = async (config: ChaosConfig): Promise<ChaosReport> => {
   const redis = config.store === 'redis' ? config.redis : undefined
-  if (config.store === 'redis' && (redis === undefined || config.effects !== 'ledger' || config.stream !== undefined)) {
+  if (config.store === 'redis' && (redis === undefined || config.effects !== 'ledger' || config.stream !== undefined || config.kafka !== undefined)) {
     throw new Error('chaos: the Redis runs need their redis settings, ledger effects and the queue (RedisStore has no transact)')
   }
   if (config.stream !== undefined) return await runStreamChaos(config, config.stream)
+  if (config.kafka !== undefined) return await runKafkaChaos(config, config.kafka)
   const { seed, rates } = config
   const clock = new VirtualClock()
   const startedAt = clock.now()
@@ -197,7 +201,7 @@ export const runChaos = async (config: ChaosConfig): Promise<ChaosReport> => {
       nextReadyAt: (now) => queue.nextVisibleAt(now),
       drained: () => queue.drained(),
       // A rejected invocation (or a lost answer) deletes nothing: the whole batch comes back.
-      settled: (delivery, answered) => { queue.settle(delivery, answered?.response as SQSBatchResponse | undefined) },
+      settled: (delivery, answered) => { if (answered === undefined) queue.fail(delivery); else queue.settle(delivery, answered.response) },
       // A process that died answers nothing: its messages come back when their visibility times out.
       died: () => {}
     }
@@ -216,7 +220,8 @@ export const runChaos = async (config: ChaosConfig): Promise<ChaosReport> => {
       (redis === undefined ? '' : `, Redis (persistence ${redis.persistence}, ${site?.restarts.length ?? 0} restarts)`),
     lost: queue.messages.filter((m) => m.state === 'deleted' && !ledger.applied(paymentOf(m.body))).map((m) => m.messageId),
     notDrained: queue.messages.filter((m) => m.state === 'available').map((m) => m.messageId),
-    deadLettered: queue.deadLetters.length
+    deadLettered: queue.deadLetters.length,
+    answers: queue.answers
   }
   const server: ServerStats | undefined = site === undefined ? undefined : { restarts: site.restarts, outageRefusals: site.outageRefusals }
   return audit({ config, stats, delivered, ledger, invocations, consumers, items, counters, now: clock.now(), ...(ordersAudit === undefined ? {} : { orders: ordersAudit }), ...(server === undefined ? {} : { server }) })

@@ -49,6 +49,25 @@ describe('Kinesis shard simulator', () => {
     expect(s.nextReadyAt(0)).toBe(1000)
   })
 
+  test('the answer is read as the JSON Lambda receives: what a toJSON writes counts, what JSON leaves out does not', () => {
+    const s = stream()
+    const [a, b] = [s.put({ n: 1 }, 'k', 0), s.put({ n: 2 }, 'k', 0)]
+    s.complete(received(s, 0), { toJSON: () => ({ batchItemFailures: [failure(b.sequenceNumber)] }) }, 0)
+    expect([a.state, b.state]).toEqual(['done', 'pending'])
+    expect(s.answers).toEqual({ partial: 1, unreadable: 0 })
+    s.complete(received(s, 0), Object.defineProperty([], 'batchItemFailures', { value: [failure(b.sequenceNumber)], enumerable: false }), 0)
+    expect(b.state).toBe('done')
+  })
+
+  test('an answer JSON has no text for is a function error: the whole batch is retried', () => {
+    const s = stream()
+    const a = s.put({ n: 1 }, 'k', 0)
+    s.complete(received(s, 0), { batchItemFailures: [], total: 1n }, 0)
+    expect(a.state).toBe('pending')
+    expect(s.nextReadyAt(0)).toBe(1000)
+    expect(s.answers).toEqual({ partial: 0, unreadable: 1 })
+  })
+
   test('a failed batch is retried with backoff, then goes to the on-failure destination and the shard moves on', () => {
     const s = stream({ maxRetryAttempts: 2 })
     const [a, b] = [s.put({ n: 1 }, 'k', 0), s.put({ n: 2 }, 'k', 0)]

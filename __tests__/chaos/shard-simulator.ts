@@ -1,4 +1,5 @@
 import type { KinesisStreamRecord } from 'aws-lambda'
+import { lambdaReads } from './lambda-answer.js'
 
 /**
  * A Kinesis data stream with a Lambda event source mapping, as far as delivery semantics go
@@ -79,6 +80,8 @@ export class KinesisStream {
   readonly options: StreamOptions
   readonly records: StreamRecord[] = []
   readonly deadLetters: StreamRecord[] = []
+  /** Answers that reported failures, and answers Lambda could not read (the whole batch retried). */
+  readonly answers = { partial: 0, unreadable: 0 }
   readonly #shards: Shard[]
 
   constructor (options: StreamOptions) {
@@ -117,19 +120,22 @@ export class KinesisStream {
     return undefined
   }
 
-  /** The function answered, and its answer reached Lambda. */
+  /** The function answered, and its answer reached Lambda, which reads it as JSON (lambda-answer.ts). */
   complete (batch: ShardBatch, response: unknown, now: number): void {
-    const failures = (response as { batchItemFailures?: unknown } | null | undefined)?.batchItemFailures
+    const read = lambdaReads(response)
+    if (!read.readable) return this.#unreadable(batch, now)
+    const failures = (read.answer as { batchItemFailures?: unknown } | null)?.batchItemFailures
     if (failures === undefined || failures === null) return this.#advance(batch, batch.end, now)
-    if (!Array.isArray(failures)) return this.fail(batch, now)
+    if (!Array.isArray(failures)) return this.#unreadable(batch, now)
     const shard = this.#shards[batch.shard] as Shard
     let lowest = batch.end
     for (const failure of failures) {
       const id = (failure as { itemIdentifier?: unknown } | null)?.itemIdentifier
       const at = typeof id === 'string' && id !== '' ? shard.records.findIndex((r, i) => i >= batch.first && i < batch.end && r.sequenceNumber === id) : -1
-      if (at === -1) return this.fail(batch, now)
+      if (at === -1) return this.#unreadable(batch, now)
       lowest = Math.min(lowest, at)
     }
+    if (failures.length > 0) this.answers.partial++
     if (lowest === batch.first) return this.fail(batch, now)
     this.#advance(batch, lowest, now)
   }
@@ -170,6 +176,11 @@ export class KinesisStream {
       if (at > now && (next === undefined || at < next)) next = at
     }
     return next
+  }
+
+  #unreadable (batch: ShardBatch, now: number): void {
+    this.answers.unreadable++
+    this.fail(batch, now)
   }
 
   #advance (batch: ShardBatch, to: number, now: number): void {

@@ -1,12 +1,17 @@
 import { describe, expect, test } from '@jest/globals'
 import { prng } from './prng.js'
-import { SqsQueue, type QueueOptions } from './sqs-simulator.js'
+import { SqsQueue, type Delivery, type QueueOptions } from './sqs-simulator.js'
 
 /** The simulator is the suite's ground truth: its delivery rules are checked on their own. */
 const queue = (options: Partial<QueueOptions> = {}) => new SqsQueue({
   fifo: false, visibilityTimeoutMs: 30_000, maxReceiveCount: 3, batchSize: 10, random: prng(1), ...options
 })
 
+const received = (q: SqsQueue, now: number): Delivery => {
+  const delivery = q.receive(now)
+  if (delivery === undefined) throw new Error(`nothing to receive at ${now}`)
+  return delivery
+}
 const ids = (records: Array<{ messageId: string }> | undefined): string[] => (records ?? []).map((r) => r.messageId)
 
 describe('SQS simulator', () => {
@@ -30,11 +35,34 @@ describe('SQS simulator', () => {
     q.settle(delivery, { batchItemFailures: [{ itemIdentifier: b.messageId }] })
     expect(a.state).toBe('deleted')
     expect(b.state).toBe('available')
+    expect(q.answers).toEqual({ partial: 1, unreadable: 0 })
     const redelivery = q.receive(30_000)
     if (redelivery === undefined) throw new Error('nothing redelivered')
-    q.settle(redelivery, undefined)
+    q.fail(redelivery)
     expect(b.state).toBe('available')
     expect(ids(q.receive(60_000)?.records)).toEqual([b.messageId])
+  })
+
+  test('the answer is read as the JSON Lambda receives: what a toJSON writes counts, what JSON leaves out does not, and no answer at all deletes every record', () => {
+    const q = queue()
+    const [a, b] = [q.send({ n: 1 }, 0), q.send({ n: 2 }, 0)]
+    q.settle(received(q, 0), { toJSON: () => ({ batchItemFailures: [{ itemIdentifier: b.messageId }] }) })
+    expect([a.state, b.state]).toEqual(['deleted', 'available'])
+    // Failures kept where JSON does not look (a non-enumerable property) are not seen: all succeeded.
+    const c = q.send({ n: 3 }, 30_000)
+    q.settle(received(q, 30_000), Object.defineProperty({}, 'batchItemFailures', { value: [{ itemIdentifier: c.messageId }], enumerable: false }))
+    expect([b.state, c.state]).toEqual(['deleted', 'deleted'])
+    const d = q.send({ n: 4 }, 30_000)
+    q.settle(received(q, 30_000), undefined)
+    expect(d.state).toBe('deleted')
+  })
+
+  test('an answer JSON has no text for is a function error: nothing is deleted', () => {
+    const q = queue()
+    const m = q.send({ n: 1 }, 0)
+    q.settle(received(q, 0), { batchItemFailures: [], total: 1n })
+    expect(m.state).toBe('available')
+    expect(q.answers).toEqual({ partial: 0, unreadable: 1 })
   })
 
   test('a stale receipt handle deletes nothing', () => {

@@ -1,4 +1,5 @@
-import type { SQSBatchResponse, SQSRecord } from 'aws-lambda'
+import type { SQSRecord } from 'aws-lambda'
+import { lambdaReads } from './lambda-answer.js'
 import type { Random } from './prng.js'
 
 /**
@@ -48,6 +49,8 @@ export class SqsQueue {
   readonly messages: QueuedMessage[] = []
   readonly deadLetters: QueuedMessage[] = []
   readonly arn: string
+  /** Answers that reported failures, and answers Lambda could not read (the whole batch failed). */
+  readonly answers = { partial: 0, unreadable: 0 }
   #receipts = 0
 
   constructor (options: QueueOptions) {
@@ -81,19 +84,31 @@ export class SqsQueue {
     return { records: chosen.map((m) => this.#deliver(m, now)), receivedAt: now }
   }
 
-  /** What Lambda does with the function's answer. `undefined`: the invocation failed, or its answer never arrived. */
-  settle (delivery: Delivery, response: SQSBatchResponse | undefined): void {
-    if (response === undefined || !Array.isArray(response.batchItemFailures)) return
-    const byId = new Map(this.messages.map((m) => [m.messageId, m]))
-    const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier))
+  /**
+   * What Lambda does with the function's answer, read as the JSON it receives (lambda-answer.ts):
+   * no answer, or no `batchItemFailures`, deletes every record; a list deletes every record not
+   * in it; anything else (not a list, an identifier not in the batch, an answer JSON cannot
+   * write) is a failed invocation, and deletes nothing.
+   */
+  settle (delivery: Delivery, response: unknown): void {
+    const read = lambdaReads(response)
+    if (!read.readable) return this.#unreadable()
+    const failures = (read.answer as { batchItemFailures?: unknown } | null)?.batchItemFailures
+    if (failures !== undefined && failures !== null && !Array.isArray(failures)) return this.#unreadable()
+    const failed = new Set((failures ?? []).map((f: unknown) => (f as { itemIdentifier?: unknown } | null)?.itemIdentifier))
     // An identifier that is not in the batch makes Lambda treat the whole batch as failed.
-    if ([...failed].some((id) => !delivery.records.some((r) => r.messageId === id))) return
+    if ([...failed].some((id) => !delivery.records.some((r) => r.messageId === id))) return this.#unreadable()
+    if (failed.size > 0) this.answers.partial++
+    const byId = new Map(this.messages.map((m) => [m.messageId, m]))
     for (const record of delivery.records) {
       if (failed.has(record.messageId)) continue
       const message = byId.get(record.messageId)
       if (message?.state === 'available' && message.receiptHandle === record.receiptHandle) message.state = 'deleted'
     }
   }
+
+  /** The invocation failed, or its answer never arrived: nothing is deleted, the batch comes back when its visibility times out. */
+  fail (_delivery: Delivery): void {}
 
   /** Every message either deleted or dead-lettered. */
   drained (): boolean {
@@ -111,6 +126,10 @@ export class SqsQueue {
 
   hasVisible (now: number): boolean {
     return this.messages.some((m) => this.#visible(m, now))
+  }
+
+  #unreadable (): void {
+    this.answers.unreadable++
   }
 
   #visible (m: QueuedMessage, now: number): boolean {

@@ -3,12 +3,10 @@ import type { KinesisStreamRecord } from 'aws-lambda'
 import type { Charge, RecordShape } from './consumer.js'
 import type { Rates } from './fates.js'
 import type { Ledger } from './ledger.js'
-import { streamFor } from './prng.js'
+import { logGateway, type Payment } from './log-gateway.js'
 import type { RunStats } from './scenario.js'
 import type { KinesisStream, StreamRecord } from './shard-simulator.js'
 import type { VirtualClock } from './virtual-clock.js'
-
-interface Payment { paymentId: string, amount: number }
 
 /**
  * The payment a Kinesis record carries: its data is base64 JSON as Lambda delivers it, or
@@ -42,35 +40,28 @@ export interface StreamGateway {
 }
 
 /**
- * The payment gateway of the stream profile: fails when the seed says so, otherwise charges
- * the ledger. Before charging it checks per-key order, which is defined here: when a record R
- * of partition key P takes effect, every earlier record of P on its shard (lower sequence
- * number) must already have had its payment take effect (by itself or by an earlier copy of
- * the same payment) or have been sent to the on-failure destination. Otherwise R overtook it:
- * an order violation naming the records overtaken.
+ * The payment gateway of the stream profile (log-gateway.ts), with per-key order defined here:
+ * when a record R of partition key P takes effect, every earlier record of P on its shard
+ * (lower sequence number) must already have had its payment take effect (by itself or by an
+ * earlier copy of the same payment) or have been sent to the on-failure destination.
  */
 export const streamGateway = (g: StreamGateway): Charge<KinesisStreamRecord> => {
-  const { seed, rates, ledger, stream } = g
+  const { ledger, stream } = g
   const bySequence = new Map<string, StreamRecord>()
   const recordOf = (sequenceNumber: string): StreamRecord => {
     if (bySequence.size !== stream.records.length) for (const r of stream.records) bySequence.set(r.sequenceNumber, r)
     return bySequence.get(sequenceNumber) as StreamRecord
   }
   const paymentOf = (r: StreamRecord): string => (JSON.parse(Buffer.from(r.data, 'base64').toString()) as Payment).paymentId
-  return async (record, invocation) => {
-    const { paymentId } = paymentOfKinesis(record)
-    const { sequenceNumber, partitionKey } = record.kinesis
-    if (g.permanent.has(paymentId)) throw new Error(`card declined for ${paymentId} (permanent, injected)`)
-    // Streams count no deliveries: a fresh draw for each invocation that runs the record.
-    if (streamFor(seed, 'transient', sequenceNumber, invocation.id).chance(rates.transientFailure)) {
-      g.stats.transientFailures++
-      throw new Error(`gateway unavailable for ${paymentId} (transient, injected)`)
+  return logGateway({
+    ...g,
+    paymentOf: paymentOfKinesis,
+    placeOf: (record) => ({ id: record.kinesis.sequenceNumber, group: record.kinesis.partitionKey, index: recordOf(record.kinesis.sequenceNumber).index }),
+    overtaken: (place) => {
+      const self = recordOf(place.id)
+      return stream.records
+        .filter((r) => r.shard === self.shard && r.partitionKey === self.partitionKey && r.index < self.index && r.state !== 'dead-lettered' && !ledger.applied(paymentOf(r)))
+        .map((r) => r.sequenceNumber)
     }
-    const self = recordOf(sequenceNumber)
-    const overtaken = stream.records
-      .filter((r) => r.shard === self.shard && r.partitionKey === partitionKey && r.index < self.index && r.state !== 'dead-lettered' && !ledger.applied(paymentOf(r)))
-      .map((r) => r.sequenceNumber)
-    if (overtaken.length > 0) ledger.orderViolations.push({ paymentId, messageId: sequenceNumber, groupId: partitionKey, overtaken })
-    ledger.charge({ paymentId, messageId: sequenceNumber, groupId: partitionKey, sequence: self.index, invocationId: invocation.id, consumerId: invocation.consumerId, at: g.clock.now() })
-  }
+  })
 }

@@ -5,6 +5,7 @@ import { Consumer, dynamoDBConnection, idempotencyOptions } from './consumer.js'
 import { newFaultCounters } from './store-faults.js'
 import { runLambdaLoop } from './lambda-loop.js'
 import { Ledger } from './ledger.js'
+import { planPuts } from './producer.js'
 import { streamFor } from './prng.js'
 import { newRunStats, type ChaosConfig } from './scenario.js'
 import { KinesisStream, type ShardBatch } from './shard-simulator.js'
@@ -43,17 +44,7 @@ export const runStreamChaos = async (config: ChaosConfig, settings: StreamSettin
   const counters = newFaultCounters()
   const stats = newRunStats()
 
-  // What the producer puts, and when: each payment once, some a second time later on (same data, same key).
-  const plan = streamFor(seed, 'producer')
-  const puts: Array<{ at: number, paymentId: string, amount: number, partitionKey: string, duplicate: boolean }> = []
-  const permanent = new Set<string>()
-  for (let i = 1; i <= config.payments; i++) {
-    const payment = { at: startedAt + i * plan.int(0, 40), paymentId: `pay-${i}`, amount: plan.int(100, 99_999), partitionKey: `account-${plan.int(1, settings.partitionKeys)}` }
-    puts.push({ ...payment, duplicate: false })
-    if (plan.chance(rates.producerDuplicate)) puts.push({ ...payment, at: payment.at + plan.int(0, config.duplicateWithinMs), duplicate: true })
-    if (plan.chance(rates.permanentFailure)) permanent.add(payment.paymentId)
-  }
-  puts.sort((a, b) => a.at - b.at)
+  const { puts, permanent } = planPuts(config, settings.partitionKeys, startedAt)
   stats.permanentPayments = permanent.size
 
   const charge = streamGateway({ seed, rates, permanent, stats, stream, ledger, clock })
@@ -95,7 +86,7 @@ export const runStreamChaos = async (config: ChaosConfig, settings: StreamSettin
       // A function error, or an answer that never reached Lambda: the whole batch again.
       settled: (delivery, answered, now) => answered === undefined
         ? stream.fail(delivery, now)
-        : stream.complete(delivery, JSON.parse(JSON.stringify(answered.response ?? null)), now),
+        : stream.complete(delivery, answered.response, now),
       // Lambda learns of the crash (or the kill) and retries the shard's batch.
       died: (delivery, now) => { stream.fail(delivery, now) }
     }
@@ -110,7 +101,8 @@ export const runStreamChaos = async (config: ChaosConfig, settings: StreamSettin
     // Checkpointed past as done: its payment must have taken effect (by this record or an earlier copy).
     lost: stream.records.filter((r) => r.state === 'done' && !ledger.applied(paymentOf(r.data))).map((r) => r.sequenceNumber),
     notDrained: stream.records.filter((r) => r.state === 'pending').map((r) => r.sequenceNumber),
-    deadLettered: stream.deadLetters.length
+    deadLettered: stream.deadLetters.length,
+    answers: stream.answers
   }
   return audit({ config, stats, delivered, ledger, invocations, consumers, items, counters, now: clock.now() })
 }

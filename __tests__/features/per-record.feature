@@ -35,7 +35,9 @@ Feature: Each record settles when its own work ends
     Given a Kafka consumer written with perRecord
     And payment "p2" fails once
     When payments "p1:0, q1:1, p2:0, q2:1, p3:0" arrive from the cluster
-    Then Lambda is told partition "payments-0" failed from offset 1
+    Then "p1, p2, q1, q2" ran and "p3" was held back behind "p2"
+    And Lambda reads the failures as partition "payments-0" at offsets 1, 2
+    And "p1, q1, q2" are COMPLETED and neither "p2" nor "p3" is kept in the store
     When Lambda resumes partition "payments-0" from offset 1
     Then the response reports nothing as failed
     And "p2, p3" ran on the retry and "p1" was not
