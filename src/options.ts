@@ -18,7 +18,6 @@ export interface ResolvedOptions extends Required<Omit<IdempotencyOptions, 'key'
   logger: IdempotencyLogger | false
 }
 
-
 export const defaults = {
   expiresAfterSeconds: 3600,
   onFailure: 'delete' as FailurePolicy,

@@ -42,8 +42,8 @@ export type UnitOf<TEvent> = 0 extends (1 & TEvent)
     ? TRecord
     : TEvent extends { Records: ReadonlyArray<infer TRecord> }
     // SQS, Kinesis and DynamoDB Streams records are units; other Records events (S3, SNS) are whole events.
-    ? (TRecord extends { messageId: string, receiptHandle: string } | { kinesis: object } | { eventName?: 'INSERT' | 'MODIFY' | 'REMOVE', dynamodb?: object } ? TRecord : TEvent)
-    : TEvent
+      ? (TRecord extends { messageId: string, receiptHandle: string } | { kinesis: object } | { eventName?: 'INSERT' | 'MODIFY' | 'REMOVE', dynamodb?: object } ? TRecord : TEvent)
+      : TEvent
 
 /**
  * Options of {@link idempotency}. Only `store` is required. `TEvent`, the event type of the

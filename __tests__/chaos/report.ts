@@ -1,8 +1,8 @@
 import type { ChaosReport } from './audit.js'
 
 /** Counters a run reports and the totals simply add up. */
-type Summed = 'messages' | 'producerDuplicates' | 'deliveries' | 'invocations' | 'lostAcks' | 'handlerThrows' |
-  'transientFailures' | 'crashes' | 'faultsInjected' | 'faultsSurfaced' | 'effects'
+type Summed = 'messages' | 'producerDuplicates' | 'deliveries' | 'invocations' | 'lostAcks' | 'handlerThrows'
+  | 'transientFailures' | 'crashes' | 'faultsInjected' | 'faultsSurfaced' | 'effects'
 
 /** Sums the figures of many runs, for `npm run chaos`. */
 export interface ChaosTotals extends Pick<ChaosReport, Summed> {

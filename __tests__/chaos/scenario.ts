@@ -93,7 +93,6 @@ export const newRunStats = (): RunStats => ({
   transientFailures: 0, permanentPayments: 0, oversizedPayments: 0, crashes: new Map(), virtualMs: 0, stuck: false
 })
 
-
 /**
  * One chaos run: payments are sent (some twice, by the producer), consumers poll the
  * queue and run the real Middy stack against DynamoDB Local while the seed decides

@@ -223,4 +223,3 @@ defineFeature(feature, (scenario) => {
     })
   })
 })
-

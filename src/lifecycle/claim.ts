@@ -7,7 +7,6 @@ import type { Lease } from './lease.js'
 import type { ClaimDecision } from './outcome.js'
 import { parseResponse } from './response.js'
 
-
 /**
  * Claims one unit of work: one conditional write that either makes us the owner
  * (IN_PROGRESS, a fresh fencing token, a lease) or returns the record in the way.

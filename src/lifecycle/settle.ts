@@ -104,9 +104,9 @@ const settleFailure = async (config: LifecycleConfig, unit: Unit, hold: Hold, er
   try {
     const held = decision === 'fail'
       ? await config.store.fail(unit.key, leaseToken, {
-        expiry: Math.floor(config.now() / 1000) + config.expiresAfterSeconds,
-        error: toStoredError(error)
-      })
+          expiry: Math.floor(config.now() / 1000) + config.expiresAfterSeconds,
+          error: toStoredError(error)
+        })
       : await config.store.release(unit.key, leaseToken)
     if (!held) lostLease(config, unit, decision === 'fail' ? 'fail' : 'release')
     return held

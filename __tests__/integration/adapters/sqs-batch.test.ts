@@ -22,7 +22,6 @@ describe.each(integrationStores)('on %s', (_store, open) => {
   afterAll(async () => { await backend.close() })
 
   describe.each(batchMiddyVersions)('SQS batch, %s', (_, middy) => {
-
     /** The handler of the README: sqsPartialBatchFailure first, then idempotency, allSettled per record. */
     const consumer = (work: RecordHandler, options: Partial<IdempotencyOptions> = {}) => {
       const seen: string[][] = []

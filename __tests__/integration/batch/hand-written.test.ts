@@ -74,7 +74,7 @@ describe.each(batchMiddyVersions)('a hand-written batch handler that answers wit
     const handler = middy<SQSEvent>()
       .use(sqsPartialBatchFailure({ logger: false as never }))
       .use(idempotency({ store: table.store, namespace, logger: recordingLogger(), onOutcome: (o) => { errors.push(o.error) } }))
-      .handler((async (event: SQSEvent) => await Promise.allSettled(event.Records.map(async () => ({ receipt: Promise.resolve(1) }))) as never))
+      .handler(async (event: SQSEvent) => await Promise.allSettled(event.Records.map(async () => ({ receipt: Promise.resolve(1) }))) as never)
     const record = sqsRecord({ id: 'd' })
     const response = await (handler as unknown as (e: SQSEvent, c: unknown) => Promise<unknown>)(sqsEvent([record]), lambdaContext())
     expect(failedIds(response)).toEqual([record.messageId])

@@ -22,7 +22,7 @@ class CountingStore extends MemoryStore {
   inFlight = 0
   maxInFlight = 0
   failOn = new Set<string>()
-  async #track<T>(name: string, run: () => Promise<T>): Promise<T> {
+  async #track<T> (name: string, run: () => Promise<T>): Promise<T> {
     this.calls.push(name)
     this.inFlight++
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight)

@@ -27,9 +27,6 @@ const defaults: Omit<AttributeNames, 'sortKeyAttr'> & { sortKeyValue: string } =
   errorAttr: 'error'
 }
 
-
-
-
 const OPTION_NAMES = ['tableName', 'client', 'clientConfig', 'keyAttr', 'sortKeyAttr', 'sortKeyValue', 'statusAttr', 'expiryAttr', 'inProgressExpiryAttr',
   'leaseTokenAttr', 'payloadHashAttr', 'responseDataAttr', 'errorAttr'] as const satisfies ReadonlyArray<keyof DynamoDBStoreOptions>
 
@@ -219,7 +216,6 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
   #storeError (operation: StoreOperation, key: string | undefined, error: unknown): IdempotencyStoreError {
     return storeErrorOf(this.tableName, this.#names, operation, key, error)
   }
-
 }
 
 const isConditionFailure = (error: unknown): boolean =>
