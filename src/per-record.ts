@@ -69,11 +69,14 @@ const runBatch = async <TRecord>(batch: Batch, records: TRecord[], fn: (record: 
     await schedule(items, run.concurrency, {
       closed: () => batch.closed,
       skip: async ({ state, index }, why) => { results[index] = await batch.skip(state, why) },
-      run: async ({ state, index, record }) => {
+      run: async ({ state, index, record }, free) => {
         batch.begin(state)
         const writes: unknown[] = []
         const outcome = await attempt(fn, record, { context: run.context, signal: run.signal, key: state.unit?.key, transact: queueTransact(batch.config, state.unit?.key, writes, () => state.phase === 'running') })
-        await batch.settle(state, outcome, outcome.status === 'fulfilled' ? writes : [])
+        // The work is over: its slot goes to the next record once this one's write has its turn
+        // at the store (at once while the store has room, so that the writes of records that end
+        // together share round trips; never before, so finished work never piles up unwritten).
+        await batch.settle(state, outcome, outcome.status === 'fulfilled' ? writes : [], free)
         const result = state.result ?? outcome
         results[index] = result
         return result.status === 'fulfilled'
@@ -98,8 +101,9 @@ const runPlain = async <TRecord, TResult>(event: unknown, records: TRecord[], fn
       results[item.index] = rejected(new IdempotencyHeldBackError(why === 'closed' ? 'the invocation timed out before it started' : 'an earlier record of its ordering group failed',
         item.group === undefined ? {} : { group: item.group }))
     },
-    run: async ({ record, index }) => {
+    run: async ({ record, index }, free) => {
       const result = await attempt(fn, record, { context: run.context, signal: run.signal, transact: noTransact }) as PromiseSettledResult<TResult>
+      free()
       results[index] = result
       return result.status === 'fulfilled'
     }
