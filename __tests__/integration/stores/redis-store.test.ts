@@ -67,6 +67,25 @@ describe.each(cases)('RedisStore with %s (%s)', (family, topology) => {
     }
   })
 
+  test('settled again under the same lease (its answer lost, sent again), a record keeps nothing of what the earlier settlement wrote', async () => {
+    const { store } = await storeOf('resettle')
+    const now = Date.now()
+    const expiry = Math.floor(now / 1000) + 60
+    await store.claim(claimOf('k', 'a', now), now)
+    expect(await store.fail('k', 'a', { expiry, error: { name: 'CardError', message: 'declined', code: 'card_declined' } })).toBe(true)
+    expect(await store.complete('k', 'a', { expiry })).toBe(true)
+    const completed = (await store.read(['k'])).get('k')
+    expect(completed).toMatchObject({ status: 'COMPLETED', leaseToken: 'a', payloadHash: 'hash' })
+    expect(completed?.error).toBeUndefined()
+    expect(completed?.responseData).toBeUndefined()
+    expect(await store.complete('k', 'a', { expiry, responseData: '{"ok":true}' })).toBe(true)
+    expect(await store.fail('k', 'a', { expiry, error: { name: 'Error', message: 'boom' } })).toBe(true)
+    const failed = (await store.read(['k'])).get('k')
+    expect(failed).toMatchObject({ status: 'FAILED', error: { name: 'Error', message: 'boom' } })
+    expect(failed?.error?.code).toBeUndefined()
+    expect(failed?.responseData).toBeUndefined()
+  })
+
   test('a record is one hash under keyPrefix + key, with no hash tag added', async () => {
     const { store, keyPrefix } = await storeOf('layout')
     const now = Date.now()

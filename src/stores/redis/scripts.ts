@@ -39,28 +39,43 @@ if f[1] then
   if not expired and not lapsed then return f end
   redis.call('DEL', KEYS[1])
 end
-redis.call('HSET', KEYS[1], 's', 'IN_PROGRESS', 'e', ARGV[4], 'l', ARGV[5], 't', ARGV[3])
-if ARGV[6] == '1' then redis.call('HSET', KEYS[1], 'p', ARGV[7]) end
+if ARGV[6] == '1' then
+  redis.call('HSET', KEYS[1], 's', 'IN_PROGRESS', 'e', ARGV[4], 'l', ARGV[5], 't', ARGV[3], 'p', ARGV[7])
+else
+  redis.call('HSET', KEYS[1], 's', 'IN_PROGRESS', 'e', ARGV[4], 'l', ARGV[5], 't', ARGV[3])
+end
 redis.call('PEXPIREAT', KEYS[1], ARGV[8])
 return false
 `
 
+// The fenced writes read the token and the status in one call: a record still IN_PROGRESS was
+// written whole by its claim and has no result or error fields to clear, so the common case is
+// three calls on the server (read, one HSET, PEXPIREAT); one settled before under the same
+// lease (an answer lost, the write sent again) has its old fields cleared first.
+const FENCE = `
+local f = redis.call('HMGET', KEYS[1], 't', 's')
+if f[1] ~= ARGV[1] then return 0 end`
+
 /** KEYS[1]; ARGV token, expiry, has data ('1'/'0'), data, expire-at. 1 when the token holds the record, else 0 and nothing is written. */
-export const COMPLETE = `
-if redis.call('HGET', KEYS[1], 't') ~= ARGV[1] then return 0 end
-redis.call('HDEL', KEYS[1], 'd', 'en', 'em', 'ec')
-redis.call('HSET', KEYS[1], 's', 'COMPLETED', 'e', ARGV[2])
-if ARGV[3] == '1' then redis.call('HSET', KEYS[1], 'd', ARGV[4]) end
+export const COMPLETE = `${FENCE}
+if f[2] ~= 'IN_PROGRESS' then redis.call('HDEL', KEYS[1], 'd', 'en', 'em', 'ec') end
+if ARGV[3] == '1' then
+  redis.call('HSET', KEYS[1], 's', 'COMPLETED', 'e', ARGV[2], 'd', ARGV[4])
+else
+  redis.call('HSET', KEYS[1], 's', 'COMPLETED', 'e', ARGV[2])
+end
 redis.call('PEXPIREAT', KEYS[1], ARGV[5])
 return 1
 `
 
 /** KEYS[1]; ARGV token, expiry, error name, message, has code ('1'/'0'), code, expire-at. 1 when the token holds the record, else 0. */
-export const FAIL = `
-if redis.call('HGET', KEYS[1], 't') ~= ARGV[1] then return 0 end
-redis.call('HDEL', KEYS[1], 'd', 'ec')
-redis.call('HSET', KEYS[1], 's', 'FAILED', 'e', ARGV[2], 'en', ARGV[3], 'em', ARGV[4])
-if ARGV[5] == '1' then redis.call('HSET', KEYS[1], 'ec', ARGV[6]) end
+export const FAIL = `${FENCE}
+if f[2] ~= 'IN_PROGRESS' then redis.call('HDEL', KEYS[1], 'd', 'ec') end
+if ARGV[5] == '1' then
+  redis.call('HSET', KEYS[1], 's', 'FAILED', 'e', ARGV[2], 'en', ARGV[3], 'em', ARGV[4], 'ec', ARGV[6])
+else
+  redis.call('HSET', KEYS[1], 's', 'FAILED', 'e', ARGV[2], 'en', ARGV[3], 'em', ARGV[4])
+end
 redis.call('PEXPIREAT', KEYS[1], ARGV[7])
 return 1
 `
