@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, jest, test } from '@jest/globals'
 import fc from 'fast-check'
 import { Cluster } from 'ioredis'
+import { createClient } from 'redis'
 import type { ClaimRecord } from '../../../src/index.js'
 import { startRedisServer, type RedisServer } from '../../../scripts/redis-server.mjs'
 import { RedisStore } from '../../../src/redis.js'
 import { keySlot } from '../../../src/stores/redis/key-slot.js'
-import { clusterFamilies, clusterNodes, redisAdmin, redisClients, singleNodeFamilies, uniquePrefix, type Family } from '../../support/redis.js'
+import { clusterFamilies, clusterNodes, countingClient, redisAdmin, redisClients, singleNodeFamilies, uniquePrefix, type Family } from '../../support/redis.js'
 
 // What the store contract (redis-store.contract.test.ts) does not say: how records live on a
 // real Redis — scripts the server forgot, keys that expire, a bulk read across a cluster's
@@ -116,6 +117,44 @@ describe.each(clusterFamilies)('a bulk read on the cluster with %s', (family) =>
     // ioredis: one pipeline per node, never one cross-slot command.
     if (pipelines !== undefined) expect(pipelines).toHaveBeenCalledTimes(3)
   })
+})
+
+test('on one server, a slice of reads is one command and one reply, whatever slots its keys would have in a cluster', async () => {
+  const { client, sent } = countingClient(await clients.nodeRedis())
+  const store = new RedisStore({ client, keyPrefix: uniquePrefix('slice') })
+  const keys = Array.from({ length: 300 }, (_, i) => `orders#${i}`)
+  const now = Date.now()
+  await Promise.all(keys.filter((_, i) => i % 2 === 0).map(async (key) => await store.claim(claimOf(key, `t-${key}`, now), now)))
+  await store.read(['warm'])
+  sent.length = 0
+  const found = await store.read(keys)
+  expect(sent).toEqual(['EVALSHA'])
+  expect([...found.keys()].sort()).toEqual(keys.filter((_, i) => i % 2 === 0).sort())
+  for (const [key, record] of found) expect(record).toMatchObject({ key, status: 'IN_PROGRESS', leaseToken: `t-${key}`, payloadHash: 'hash' })
+})
+
+test('a single-endpoint client on a cluster-mode server: the slice it refuses (CROSSSLOT) is read a command per key, and so from then on', async () => {
+  const cluster = await clients.nodeRedisCluster()
+  const node = cluster.getSlotMaster(0)
+  const raw = await createClient({ url: `redis://${node.host}:${node.port}` }).connect()
+  const direct = countingClient(raw)
+  try {
+    const keyPrefix = uniquePrefix('crossslot')
+    // Keys of several slots, all of them served by the node the client talks to.
+    const keys = Array.from({ length: 400 }, (_, i) => `orders#${i}`).filter((key) => cluster.getSlotMaster(keySlot(keyPrefix + key)).id === node.id).slice(0, 5)
+    expect(new Set(keys.map((key) => keySlot(keyPrefix + key))).size).toBe(5)
+    const store = new RedisStore({ client: direct.client, keyPrefix })
+    const now = Date.now()
+    for (const key of keys.slice(0, 3)) await store.claim(claimOf(key, `t-${key}`, now), now)
+    direct.sent.length = 0
+    expect([...(await store.read(keys)).keys()].sort()).toEqual(keys.slice(0, 3).sort())
+    expect(direct.sent.filter((command) => command === 'HMGET')).toHaveLength(5)
+    direct.sent.length = 0
+    expect([...(await store.read(keys)).keys()].sort()).toEqual(keys.slice(0, 3).sort())
+    expect(direct.sent).toEqual(['HMGET', 'HMGET', 'HMGET', 'HMGET', 'HMGET'])
+  } finally {
+    await raw.quit()
+  }
 })
 
 test('an ioredis Cluster with its own keyPrefix: a bulk read across slots groups keys by the slot of the key ioredis sends', async () => {

@@ -5,6 +5,8 @@ import { deferred } from '../../support/deferred.js'
 import { batchMiddyVersions, sqsPartialBatchFailure } from '../../support/middy.js'
 import { failedIds, lambdaContext, sqsEvent, sqsRecord } from '../../support/sqs.js'
 
+type Gate = ReturnType<typeof deferred<void>>
+
 /**
  * A MemoryStore whose completions wait at a gate the test opens, and which logs what happens
  * by record body (the work tells it which key is whose).
@@ -12,15 +14,15 @@ import { failedIds, lambdaContext, sqsEvent, sqsRecord } from '../../support/sqs
 class GatedStore extends MemoryStore {
   readonly events: string[] = []
   readonly bodyOf = new Map<string, string>()
-  readonly gates = new Map<string, ReturnType<typeof deferred>>()
+  readonly gates = new Map<string, Gate>()
   readonly failing = new Set<string>()
   inFlight = 0
   maxInFlight = 0
-  #called = new Map<string, ReturnType<typeof deferred>>()
+  #called = new Map<string, Gate>()
 
   /** Holds the completion of `body` until the returned function is called. */
   hold (body: string): () => void {
-    const gate = deferred()
+    const gate = deferred<void>()
     this.gates.set(body, gate)
     return () => { gate.resolve() }
   }
@@ -44,8 +46,8 @@ class GatedStore extends MemoryStore {
     }
   }
 
-  #calledOf (body: string): ReturnType<typeof deferred> {
-    const called = this.#called.get(body) ?? deferred()
+  #calledOf (body: string): Gate {
+    const called = this.#called.get(body) ?? deferred<void>()
     this.#called.set(body, called)
     return called
   }

@@ -63,13 +63,31 @@ describe('RedisStore faults', () => {
     expect(sent[0]?.slice(2)).toEqual(['1', 'p:ns#k', '1700000000999', '1700000000', 't', '1700000100', '1700000030000', '1', 'h', String(expireAt(1_700_000_100))])
   })
 
-  test('a read of no keys sends nothing; a read names each key once', async () => {
-    const { client, sent } = fake(() => [null, null, null, null, null, null, null, null, null])
+  const none = [null, null, null, null, null, null, null, null, null]
+  /** Answers the read script with no record for each of its keys, and HMGET with no record. */
+  const nothingStored = (args: string[]): unknown => args[0] === 'EVALSHA' ? Array.from({ length: Number(args[2]) }, () => none) : none
+
+  test('a read of no keys sends nothing; a read names each key once, all in one command', async () => {
+    const { client, sent } = fake(nothingStored)
     const store = new RedisStore({ client })
     expect((await store.read([])).size).toBe(0)
     expect(sent).toEqual([])
     await store.read(['a', 'b', 'a'])
-    expect(sent.map((args) => args[1])).toEqual(['a', 'b'])
+    expect(sent.map((args) => args.slice(2))).toEqual([['2', 'a', 'b']])
+  })
+
+  test('a slice refused for another reason than CROSSSLOT is read a command per key this time, and in one command again next time', async () => {
+    let refuse = true
+    const { client, sent } = fake((args) => {
+      if (args[0] === 'EVALSHA' && refuse) { refuse = false; throw new Error('ERR Error running script (call to f_0): @user_script:1: Script attempted to access a non local key') }
+      return nothingStored(args)
+    })
+    const store = new RedisStore({ client })
+    expect((await store.read(['a', 'b'])).size).toBe(0)
+    expect(sent.map((args) => args[0])).toEqual(['EVALSHA', 'HMGET', 'HMGET'])
+    sent.length = 0
+    expect((await store.read(['a', 'b'])).size).toBe(0)
+    expect(sent.map((args) => args[0])).toEqual(['EVALSHA'])
   })
 
   test('a key expires after the first millisecond its record no longer protects', () => {

@@ -80,6 +80,17 @@ redis.call('PEXPIREAT', KEYS[1], ARGV[7])
 return 1
 `
 
+/**
+ * KEYS the records; no ARGV. The fields of each (`FIELDS` order), in KEYS order: a slice of
+ * reads in one command and one reply, where a command per key costs the client a command, a
+ * reply and a promise each. Only where every key is on one server (no cluster).
+ */
+export const READ = `
+local out = {}
+for i, key in ipairs(KEYS) do out[i] = redis.call('HMGET', key, ${FIELDS.map((field) => `'${field}'`).join(', ')}) end
+return out
+`
+
 /** KEYS[1]; ARGV token. 1 and the record deleted when the token holds it, else 0. */
 export const RELEASE = `
 if redis.call('HGET', KEYS[1], 't') ~= ARGV[1] then return 0 end
