@@ -133,6 +133,34 @@ test('on one server, a slice of reads is one command and one reply, whatever slo
   for (const [key, record] of found) expect(record).toMatchObject({ key, status: 'IN_PROGRESS', leaseToken: `t-${key}`, payloadHash: 'hash' })
 })
 
+test('on one server, the claims, completions and releases of a burst are one command; a key holding something else fails its own call only', async () => {
+  const raw = await clients.nodeRedis()
+  const { client, sent } = countingClient(raw)
+  const keyPrefix = uniquePrefix('burst')
+  const store = new RedisStore({ client, keyPrefix })
+  const now = Date.now()
+  const expiry = Math.floor(now / 1000) + 60
+  await raw.set(`${keyPrefix}foreign`, 'an application\'s own string')
+  await store.claim(claimOf('warm', 't', now), now)
+  sent.length = 0
+  const claims = await Promise.allSettled(['a', 'b', 'foreign', 'c'].map(async (key) => await store.claim(claimOf(key, `t-${key}`, now), now)))
+  expect(sent).toEqual(['EVALSHA'])
+  expect(claims.map((c) => c.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled'])
+  expect((claims[2] as PromiseRejectedResult).reason).toMatchObject({ name: 'IdempotencyStoreError', operation: 'claim', key: 'foreign', message: expect.stringMatching(/WRONGTYPE/) })
+  sent.length = 0
+  expect(await Promise.all([
+    store.complete('a', 't-a', { expiry, responseData: '{"n":1}' }),
+    store.fail('b', 't-b', { expiry, error: { name: 'CardError', message: 'declined' } }),
+    store.release('c', 't-c'),
+    store.complete('c', 't-c', { expiry })
+  ])).toEqual([true, true, true, false])
+  expect(sent).toEqual(['EVALSHA'])
+  const read = await store.read(['a', 'b', 'c'])
+  expect(read.get('a')).toMatchObject({ status: 'COMPLETED', responseData: '{"n":1}' })
+  expect(read.get('b')).toMatchObject({ status: 'FAILED', error: { name: 'CardError', message: 'declined' } })
+  expect(read.has('c')).toBe(false)
+})
+
 test('a single-endpoint client on a cluster-mode server: the slice it refuses (CROSSSLOT) is read a command per key, and so from then on', async () => {
   const cluster = await clients.nodeRedisCluster()
   const node = cluster.getSlotMaster(0)
@@ -145,7 +173,9 @@ test('a single-endpoint client on a cluster-mode server: the slice it refuses (C
     expect(new Set(keys.map((key) => keySlot(keyPrefix + key))).size).toBe(5)
     const store = new RedisStore({ client: direct.client, keyPrefix })
     const now = Date.now()
-    for (const key of keys.slice(0, 3)) await store.claim(claimOf(key, `t-${key}`, now), now)
+    // Claimed at once: the burst is refused together (CROSSSLOT), then each claim is sent alone.
+    expect(await Promise.all(keys.slice(0, 3).map(async (key) => await store.claim(claimOf(key, `t-${key}`, now), now)))).toEqual([undefined, undefined, undefined])
+    expect(direct.sent).toEqual(['EVALSHA', 'EVALSHA', 'EVALSHA', 'EVALSHA'])
     direct.sent.length = 0
     expect([...(await store.read(keys)).keys()].sort()).toEqual(keys.slice(0, 3).sort())
     expect(direct.sent.filter((command) => command === 'HMGET')).toHaveLength(5)

@@ -5,7 +5,8 @@ import type { ClaimRecord, IdempotencyRecord, IdempotencyStore, StoreLimits } fr
 import { connect, type RedisClientLike } from './connect.js'
 import { isCrossSlot, isNoScript, type RedisConnection } from './connection.js'
 import { recordOf } from './record.js'
-import { CLAIM, COMPLETE, FAIL, FIELDS, READ, RELEASE } from './scripts.js'
+import { ScriptCallBatcher } from './batched.js'
+import { CLAIM, COMPLETE, FAIL, FIELDS, MANY, READ, RELEASE, type ScriptName } from './scripts.js'
 
 /**
  * Options of {@link RedisStore}.
@@ -54,7 +55,7 @@ const EXPIRY_MARGIN_MS = 1000
 /** A script run by its SHA1 (`EVALSHA`), sent whole (`EVAL`) when the server does not know it. */
 interface Script { source: string, sha: string }
 const script = (source: string): Script => ({ source, sha: createHash('sha1').update(source).digest('hex') })
-const SCRIPTS = { claim: script(CLAIM), complete: script(COMPLETE), fail: script(FAIL), release: script(RELEASE), read: script(READ) }
+const SCRIPTS = { claim: script(CLAIM), complete: script(COMPLETE), fail: script(FAIL), release: script(RELEASE), read: script(READ), many: script(MANY) }
 
 /** When the key of a record whose `expiry` (epoch seconds) is given expires: epoch milliseconds, as `PEXPIREAT` takes them. */
 export const expireAt = (expirySeconds: number): number => (expirySeconds + 1) * 1000 + EXPIRY_MARGIN_MS
@@ -87,6 +88,8 @@ export class RedisStore implements IdempotencyStore {
   readonly #prefix: string
   /** Whether a slice of reads goes in one command: one server, and it has not refused one (CROSSSLOT). */
   #readAtOnce: boolean
+  /** On one server, the script calls of a burst go as one command. */
+  readonly #batcher?: ScriptCallBatcher
 
   constructor (options: RedisStoreOptions) {
     if (options === null || typeof options !== 'object') throw new IdempotencyConfigError('RedisStore: options are required ({ client })')
@@ -97,13 +100,20 @@ export class RedisStore implements IdempotencyStore {
     this.#connection = connect(options.client)
     this.#prefix = keyPrefix
     this.#readAtOnce = this.#connection.oneServer
+    if (this.#connection.oneServer) {
+      this.#batcher = new ScriptCallBatcher({
+        many: async (keys, args) => await this.#eval(SCRIPTS.many, keys, args),
+        one: async (name, key, args) => await this.#eval(SCRIPTS[name], [key], args),
+        refusesMany: isCrossSlot
+      })
+    }
     // One connection pipelines every request: a whole batch of claims is one round trip.
     this.limits = { maxResponseBytes, maxReadKeys: MAX_READ_KEYS, concurrency: MAX_READ_KEYS }
   }
 
   async claim (record: ClaimRecord, nowMs: number): Promise<IdempotencyRecord | undefined> {
     const hash = record.payloadHash
-    const reply = await this.#run('claim', record.key, SCRIPTS.claim, [
+    const reply = await this.#run('claim', record.key, [
       String(nowMs), String(Math.floor(nowMs / 1000)), record.leaseToken, String(record.expiry), String(record.inProgressExpiry),
       hash === undefined ? '0' : '1', hash ?? '', String(expireAt(record.expiry))
     ])
@@ -114,16 +124,16 @@ export class RedisStore implements IdempotencyStore {
 
   async complete (key: string, leaseToken: string, outcome: { expiry: number, responseData?: string }): Promise<boolean> {
     const data = outcome.responseData
-    return await this.#fenced('complete', key, SCRIPTS.complete, [leaseToken, String(outcome.expiry), data === undefined ? '0' : '1', data ?? '', String(expireAt(outcome.expiry))])
+    return await this.#fenced('complete', key, [leaseToken, String(outcome.expiry), data === undefined ? '0' : '1', data ?? '', String(expireAt(outcome.expiry))])
   }
 
   async fail (key: string, leaseToken: string, outcome: { expiry: number, error: StoredError }): Promise<boolean> {
     const { name, message, code } = outcome.error
-    return await this.#fenced('fail', key, SCRIPTS.fail, [leaseToken, String(outcome.expiry), name, message, code === undefined ? '0' : '1', code ?? '', String(expireAt(outcome.expiry))])
+    return await this.#fenced('fail', key, [leaseToken, String(outcome.expiry), name, message, code === undefined ? '0' : '1', code ?? '', String(expireAt(outcome.expiry))])
   }
 
   async release (key: string, leaseToken: string): Promise<boolean> {
-    return await this.#fenced('release', key, SCRIPTS.release, [leaseToken])
+    return await this.#fenced('release', key, [leaseToken])
   }
 
   async read (keys: readonly string[]): Promise<Map<string, IdempotencyRecord>> {
@@ -159,16 +169,17 @@ export class RedisStore implements IdempotencyStore {
   }
 
   /** Runs a fenced script: 1 when the token held the record, 0 when the lease was taken over. */
-  async #fenced (operation: StoreOperation, key: string, script: Script, args: string[]): Promise<boolean> {
-    const reply = await this.#run(operation, key, script, args)
+  async #fenced (operation: ScriptName, key: string, args: string[]): Promise<boolean> {
+    const reply = await this.#run(operation, key, args)
     if (reply === 1 || reply === 0) return reply === 1
     return this.#fault(operation, key, `the script answered ${JSON.stringify(reply)}, not 1 or 0`)
   }
 
-  /** Runs a script about one key; a failure becomes the store's error for `operation`. */
-  async #run (operation: StoreOperation, key: string, script: Script, args: string[]): Promise<unknown> {
+  /** Runs the script of `operation` about one key (with the others of its burst, on one server); a failure becomes the store's error. */
+  async #run (operation: ScriptName, key: string, args: string[]): Promise<unknown> {
+    const redisKey = this.#prefix + key
     try {
-      return await this.#eval(script, [this.#prefix + key], args)
+      return this.#batcher === undefined ? await this.#eval(SCRIPTS[operation], [redisKey], args) : await this.#batcher.call(operation, redisKey, args)
     } catch (error) {
       throw this.#error(operation, key, error)
     }
