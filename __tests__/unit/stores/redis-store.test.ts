@@ -89,12 +89,15 @@ describe('RedisStore faults', () => {
     await expect(store.read(['ns#k'])).rejects.toThrow(/is not a record of RedisStore/)
   })
 
-  test('the claim sends the caller\'s clock, the record and when the key expires; the call names one key, the prefixed one', async () => {
-    const { client, sent, calls } = fake(() => null)
-    expect(await new RedisStore({ client, keyPrefix: 'p:' }).claim({ ...record, payloadHash: 'h' }, 1_700_000_000_999)).toBeUndefined()
+  test('the claim sends the caller\'s clock, the record and when the key expires; EVALSHA names one key, the prefixed one', async () => {
+    const { client, sent } = fake(() => null)
+    const store = new RedisStore({ client, keyPrefix: 'p:' })
+    expect(await store.claim({ ...record, payloadHash: 'h' }, 1_700_000_000_999)).toBeUndefined()
     const args = ['1700000000999', '1700000000', 't', '1700000100', '1700000030000', '1', 'h', String(expireAt(1_700_000_100))]
-    expect(calls[0]?.slice(1)).toEqual(['claim', '1', 'p:ns#k', ...args])
-    expect(sent[0]?.slice(2)).toEqual(['1', 'p:ns#k', 'claim', '8', ...args])
+    expect(sent[0]?.slice(2)).toEqual(['1', 'p:ns#k', ...args])
+    // Claimed with another in the same burst, it is one call of a command naming both keys.
+    await Promise.all([store.claim({ ...record, payloadHash: 'h' }, 1_700_000_000_999), store.claim({ ...record, key: 'ns#j' }, 1_700_000_000_999)])
+    expect(sent[1]?.slice(2, 15)).toEqual(['2', 'p:ns#k', 'p:ns#j', 'claim', '8', ...args])
   })
 
   const none = [null, null, null, null, null, null, null, null, null]

@@ -50,6 +50,12 @@ export class ScriptCallBatcher {
   }
 
   async #send (calls: Call[]): Promise<void> {
+    // A call alone (a whole event's claim) goes as its own script: nothing to share.
+    if (calls.length === 1) {
+      const [{ name, key, args, resolve, reject }] = calls as [Call]
+      this.send.one(name, key, args).then(resolve, reject)
+      return
+    }
     const args: string[] = []
     for (const { name, args: own } of calls) args.push(name, String(own.length), ...own)
     let reply: unknown
