@@ -11,7 +11,7 @@ export interface ScriptSender {
   refusesMany: (error: unknown) => boolean
 }
 
-// Calls one command carries at most: a script holds the server while it runs (about 4 us a call).
+// Calls one command carries at most: a script holds the server while it runs (about 6 us a call).
 const MAX_CALLS = 100
 
 /** Thrown for each call of a batch whose reply is not what `MANY` answers. */
@@ -19,10 +19,11 @@ export class MalformedBatchReply extends Error {}
 
 /**
  * Sends the script calls made in one burst of work (the claims of a batch, issued together; the
- * completions of records whose work ended together) as one command of up to 100 calls, where a
- * command each costs the client a command, a reply and a promise, and the server a script
- * invocation, each. The burst ends when Node's current run of callbacks and promise reactions
- * does (`process.nextTick`): no call waits for a timer. Each call keeps its own reply or error.
+ * completions of records whose work ended together) as one command of up to 100 calls (a call
+ * alone as its own script). A command per call would cost the client a command, a reply and a
+ * promise per record, and the server a script invocation per record. The burst ends when Node's
+ * current run of callbacks and promise reactions does (`process.nextTick`): no call waits for a
+ * timer. Each call keeps its own reply or error.
  */
 export class ScriptCallBatcher {
   #pending: Call[] = []
