@@ -76,7 +76,10 @@ const runBatch = async <TRecord>(batch: Batch, records: TRecord[], fn: (record: 
         // The work is over: its slot goes to the next record once this one's write has its turn
         // at the store (at once while the store has room, so that the writes of records that end
         // together share round trips; never before, so finished work never piles up unwritten).
-        await batch.settle(state, outcome, outcome.status === 'fulfilled' ? writes : [], free)
+        // Unless the write is a commit (its transact writes, or the claim of 'transact-only'):
+        // that is the work's effect, and keeps the slot until it is done.
+        const commits = outcome.status === 'fulfilled' && (writes.length > 0 || (state.outcome?.kind === 'run' && state.outcome.unclaimed === true))
+        await batch.settle(state, outcome, outcome.status === 'fulfilled' ? writes : [], commits ? undefined : free)
         const result = state.result ?? outcome
         results[index] = result
         return result.status === 'fulfilled'

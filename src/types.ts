@@ -339,7 +339,8 @@ export interface PerRecordOptions {
   /**
    * Most records whose work runs at once. A record gives its place to the next once its work has
    * ended and the write of its outcome has its turn at the store (those writes share the store's
-   * own bound); the next record of its ordering group still waits for that write.
+   * own bound), or, when that write commits its `transact` writes, once they are committed; the
+   * next record of its ordering group still waits for that write.
    * [the middleware's `concurrency`, else 50]
    */
   concurrency?: number

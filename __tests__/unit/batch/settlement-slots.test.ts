@@ -1,6 +1,6 @@
 import { describe, expect, test } from '@jest/globals'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
-import { idempotency, MemoryStore, perRecord } from '../../../src/index.js'
+import { idempotency, MemoryStore, perRecord, type CommitResult } from '../../../src/index.js'
 import { deferred } from '../../support/deferred.js'
 import { batchMiddyVersions, sqsPartialBatchFailure } from '../../support/middy.js'
 import { failedIds, lambdaContext, sqsEvent, sqsRecord } from '../../support/sqs.js'
@@ -50,6 +50,13 @@ class GatedStore extends MemoryStore {
     const called = this.#called.get(body) ?? deferred<void>()
     this.#called.set(body, called)
     return called
+  }
+}
+
+/** A GatedStore that commits `transact` writes with the completion (kept, not applied), through the same gate. */
+class GatedCommittingStore extends GatedStore {
+  async commit (key: string, leaseToken: string, outcome: { expiry: number, responseData?: string }): Promise<CommitResult> {
+    return await this.complete(key, leaseToken, outcome) ? { status: 'committed' } : { status: 'lease-lost' }
   }
 }
 
@@ -110,6 +117,24 @@ describe.each(batchMiddyVersions)('perRecord: a record\'s slot is its work\'s, i
     open()
     expect(failedIds(await answer)).toEqual([])
     expect(store.events).toEqual(['work a1', 'complete a1 called', 'complete a1 returned', 'work a2', 'complete a2 called', 'complete a2 returned'])
+  })
+
+  test('a record whose transact writes commit with its completion keeps its slot until they are committed: they are its work\'s effects', async () => {
+    const store = new GatedCommittingStore()
+    const open = store.hold('a')
+    const handler = middy<SQSEvent>()
+      .use(sqsPartialBatchFailure({ logger: false as never }))
+      .use(idempotency({ store, logger: false }))
+      .handler(perRecord(async (record: SQSRecord, { key, transact }) => {
+        store.bodyOf.set(key as string, record.body)
+        store.events.push(`work ${record.body}`)
+        transact({ Put: { TableName: 'Orders', Item: { id: record.body } } })
+      }, { concurrency: 1 }))
+    const answer = handler(sqsEvent([sqsRecord('a'), sqsRecord('b')]), lambdaContext())
+    await store.called('a')
+    open()
+    expect(failedIds(await answer)).toEqual([])
+    expect(store.events).toEqual(['work a', 'complete a called', 'complete a returned', 'work b', 'complete b called', 'complete b returned'])
   })
 
   test('a group whose record could not be settled holds back the rest: they never run and are released', async () => {
