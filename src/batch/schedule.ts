@@ -57,12 +57,13 @@ export const schedule = async <T extends { group?: string }>(items: readonly T[]
         pump()
       }
       hooks.run(item, free).then((succeeded) => {
-        free()
+        const more = succeeded && lane.at < lane.items.length
+        // In line before its slot (if it still held one) is given to anyone.
+        if (more) resumed.push(lane)
+        if (freed) pump()
+        else free()
         if (!succeeded) skipRest(lane, lane.items[lane.at++], 'held-back')
-        else if (lane.at < lane.items.length) {
-          resumed.push(lane)
-          pump()
-        } else laneDone()
+        else if (!more) laneDone()
       }, (error: unknown) => { free(); fail(error) })
     }
     /** Skips `item` and every item after it in its lane (they need no slot: they do not run), then ends the lane. */

@@ -137,6 +137,21 @@ describe.each(batchMiddyVersions)('perRecord: a record\'s slot is its work\'s, i
     expect(store.events).toEqual(['work a', 'complete a called', 'complete a returned', 'work b', 'complete b called', 'complete b returned'])
   })
 
+  test('a group whose record has settled takes the next free slot before a group not yet started', async () => {
+    const store = new GatedCommittingStore()
+    const handler = middy<SQSEvent>()
+      .use(sqsPartialBatchFailure({ logger: false as never }))
+      .use(idempotency({ store, logger: false }))
+      .handler(perRecord(async (record: SQSRecord, { key, transact }) => {
+        store.bodyOf.set(key as string, record.body)
+        store.events.push(`work ${record.body}`)
+        transact({ Put: { TableName: 'Orders', Item: { id: record.body } } })
+      }, { concurrency: 1 }))
+    const records = [sqsRecord('a1', { groupId: 'A' }), sqsRecord('b1', { groupId: 'B' }), sqsRecord('a2', { groupId: 'A' })]
+    expect(failedIds(await handler(sqsEvent(records), lambdaContext()))).toEqual([])
+    expect(store.events.filter((event) => event.startsWith('work'))).toEqual(['work a1', 'work a2', 'work b1'])
+  })
+
   test('a group whose record could not be settled holds back the rest: they never run and are released', async () => {
     const store = new GatedStore()
     store.failing.add('a1')
