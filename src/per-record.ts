@@ -88,12 +88,18 @@ const runBatch = async <TRecord>(batch: Batch, records: TRecord[], fn: (record: 
     await schedule(items, run.concurrency, {
       closed: () => batch.closed,
       skip: async ({ state, index }, why) => { results[index] = await batch.skip(state, why) },
-      run: async ({ state, index, record }) => {
+      run: async ({ state, index, record }, free) => {
         batch.begin(state)
         const writes: unknown[] = []
         const key = state.unit?.key
         const outcome = await attempt(fn, record, toolsOf(run, queueTransact(batch.config, key, writes, () => state.phase === 'running'), () => key ?? noKey()))
-        await batch.settle(state, outcome, outcome.status === 'fulfilled' ? writes : [])
+        // The work is over: its slot goes to the next record once this one's write has its turn
+        // at the store (at once while the store has room, so that the writes of records that end
+        // together share round trips; never before, so finished work never piles up unwritten).
+        // Unless the write is a commit (its transact writes, or the claim of 'transact-only'):
+        // that is the work's effect, and keeps the slot until it is done.
+        const commits = outcome.status === 'fulfilled' && (writes.length > 0 || (state.outcome?.kind === 'run' && state.outcome.unclaimed === true))
+        await batch.settle(state, outcome, outcome.status === 'fulfilled' ? writes : [], commits ? undefined : free)
         const result = state.result ?? outcome
         results[index] = result
         return result.status === 'fulfilled'
@@ -118,8 +124,9 @@ const runPlain = async <TRecord, TResult>(event: unknown, records: TRecord[], fn
       results[item.index] = rejected(new IdempotencyHeldBackError(why === 'closed' ? 'the invocation timed out before it started' : 'an earlier record of its ordering group failed',
         item.group === undefined ? {} : { group: item.group }))
     },
-    run: async ({ record, index }) => {
+    run: async ({ record, index }, free) => {
       const result = await attempt(fn, record, toolsOf(run, noTransact, noKey)) as PromiseSettledResult<TResult>
+      free()
       results[index] = result
       return result.status === 'fulfilled'
     }

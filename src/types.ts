@@ -370,7 +370,13 @@ export type RecordOf<TEvent> = 0 extends (1 & TEvent)
  * ```
  */
 export interface PerRecordOptions {
-  /** Most records running at once. [the middleware's `concurrency`, else 50] */
+  /**
+   * Most records whose work runs at once. A record gives its place to the next once its work has
+   * ended and the write of its outcome has its turn at the store (those writes share the store's
+   * own bound), or, when that write commits its `transact` writes, once they are committed; the
+   * next record of its ordering group still waits for that write.
+   * [the middleware's `concurrency`, else 50]
+   */
   concurrency?: number
 }
 

@@ -7,7 +7,7 @@ import type { Hold } from '../lifecycle/settle.js'
 import type { BatchSource } from '../sources/source.js'
 import { answerBatch, reportBatch, type AnswerForm } from './answer.js'
 import type { RecordState } from './state.js'
-import { forEachBounded } from '../bounded.js'
+import { Bound, forEachBounded } from '../bounded.js'
 
 /** How a batch may use the store and run its records (the middleware's options). */
 export interface BatchLimits {
@@ -51,6 +51,8 @@ export class Batch {
   decidedMs?: number
   private stage: BatchStage = 'open'
   private startedBy?: 'perRecord'
+  /** The batch's settlements in flight, within the store's bound whoever starts them. */
+  private readonly storeRequests: Bound
 
   constructor (
     readonly source: BatchSource,
@@ -61,7 +63,9 @@ export class Batch {
     readonly records: RecordState[],
     readonly lease: Lease,
     readonly context: unknown
-  ) {}
+  ) {
+    this.storeRequests = new Bound(limits.concurrency)
+  }
 
   /** `perRecord` schedules this batch: a record it has not started has not run. */
   get scheduled (): boolean { return this.startedBy !== undefined }
@@ -115,13 +119,19 @@ export class Batch {
     return rejected(error)
   }
 
-  /** Writes what became of one claimed record, the moment it is known; each record once. */
-  async settle (state: RecordState, result: PromiseSettledResult<unknown>, writes: readonly unknown[] = []): Promise<void> {
+  /**
+   * Writes what became of one claimed record, the moment it is known; each record once. The
+   * writes of every record of the batch share the store's bound (`limits.concurrency`):
+   * `writing` is told when this one's turn has come (at once while the store has room).
+   */
+  async settle (state: RecordState, result: PromiseSettledResult<unknown>, writes: readonly unknown[] = [], writing?: () => void): Promise<void> {
     if (state.phase === 'settling' || state.phase === 'settled' || state.outcome?.kind !== 'run') return
+    const hold = state.outcome
     state.phase = 'settling'
-    // Failed after Middy's timeout, or so close to the deadline that it most likely is one.
+    // Failed after Middy's timeout, or so close to the deadline that it most likely is one:
+    // judged when the work ended, not when the store had room for its write.
     const timedOut = this.timedOut || deadlineWithin(this.context, this.limits.timeoutMarginMs)
-    const settlement = await settleUnit(this.config, state.unit as Unit, state.outcome, result, { writes, timedOut })
+    const settlement = await this.storeRequests.run(async () => await settleUnit(this.config, state.unit as Unit, hold, result, { writes, timedOut }), writing)
     state.result = settlement.result
     state.settledAs = settlement.kind
     if (settlement.onFailure !== undefined) state.onFailure = settlement.onFailure

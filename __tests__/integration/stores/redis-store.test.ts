@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, jest, test } from '@jest/globals'
 import fc from 'fast-check'
 import { Cluster } from 'ioredis'
+import { createClient } from 'redis'
 import type { ClaimRecord } from '../../../src/index.js'
 import { startRedisServer, type RedisServer } from '../../../scripts/redis-server.mjs'
 import { RedisStore } from '../../../src/redis.js'
 import { keySlot } from '../../../src/stores/redis/key-slot.js'
-import { clusterFamilies, clusterNodes, redisAdmin, redisClients, singleNodeFamilies, uniquePrefix, type Family } from '../../support/redis.js'
+import { clusterFamilies, clusterNodes, countingClient, redisAdmin, redisClients, singleNodeFamilies, uniquePrefix, type Family } from '../../support/redis.js'
 
 // What the store contract (redis-store.contract.test.ts) does not say: how records live on a
 // real Redis — scripts the server forgot, keys that expire, a bulk read across a cluster's
@@ -67,6 +68,25 @@ describe.each(cases)('RedisStore with %s (%s)', (family, topology) => {
     }
   })
 
+  test('settled again under the same lease (its answer lost, sent again), a record keeps nothing of what the earlier settlement wrote', async () => {
+    const { store } = await storeOf('resettle')
+    const now = Date.now()
+    const expiry = Math.floor(now / 1000) + 60
+    await store.claim(claimOf('k', 'a', now), now)
+    expect(await store.fail('k', 'a', { expiry, error: { name: 'CardError', message: 'declined', code: 'card_declined' } })).toBe(true)
+    expect(await store.complete('k', 'a', { expiry })).toBe(true)
+    const completed = (await store.read(['k'])).get('k')
+    expect(completed).toMatchObject({ status: 'COMPLETED', leaseToken: 'a', payloadHash: 'hash' })
+    expect(completed?.error).toBeUndefined()
+    expect(completed?.responseData).toBeUndefined()
+    expect(await store.complete('k', 'a', { expiry, responseData: '{"ok":true}' })).toBe(true)
+    expect(await store.fail('k', 'a', { expiry, error: { name: 'Error', message: 'boom' } })).toBe(true)
+    const failed = (await store.read(['k'])).get('k')
+    expect(failed).toMatchObject({ status: 'FAILED', error: { name: 'Error', message: 'boom' } })
+    expect(failed?.error?.code).toBeUndefined()
+    expect(failed?.responseData).toBeUndefined()
+  })
+
   test('a record is one hash under keyPrefix + key, with no hash tag added', async () => {
     const { store, keyPrefix } = await storeOf('layout')
     const now = Date.now()
@@ -97,6 +117,74 @@ describe.each(clusterFamilies)('a bulk read on the cluster with %s', (family) =>
     // ioredis: one pipeline per node, never one cross-slot command.
     if (pipelines !== undefined) expect(pipelines).toHaveBeenCalledTimes(3)
   })
+})
+
+test('on one server, a slice of reads is one command and one reply, whatever slots its keys would have in a cluster', async () => {
+  const { client, sent } = countingClient(await clients.nodeRedis())
+  const store = new RedisStore({ client, keyPrefix: uniquePrefix('slice') })
+  const keys = Array.from({ length: 300 }, (_, i) => `orders#${i}`)
+  const now = Date.now()
+  await Promise.all(keys.filter((_, i) => i % 2 === 0).map(async (key) => await store.claim(claimOf(key, `t-${key}`, now), now)))
+  await store.read(['warm'])
+  sent.length = 0
+  const found = await store.read(keys)
+  expect(sent).toEqual(['EVALSHA'])
+  expect([...found.keys()].sort()).toEqual(keys.filter((_, i) => i % 2 === 0).sort())
+  for (const [key, record] of found) expect(record).toMatchObject({ key, status: 'IN_PROGRESS', leaseToken: `t-${key}`, payloadHash: 'hash' })
+})
+
+test('on one server, the claims, completions and releases of a burst are one command; a key holding something else fails its own call only', async () => {
+  const raw = await clients.nodeRedis()
+  const { client, sent } = countingClient(raw)
+  const keyPrefix = uniquePrefix('burst')
+  const store = new RedisStore({ client, keyPrefix })
+  const now = Date.now()
+  const expiry = Math.floor(now / 1000) + 60
+  await raw.set(`${keyPrefix}foreign`, 'an application\'s own string')
+  await store.claim(claimOf('warm', 't', now), now)
+  sent.length = 0
+  const claims = await Promise.allSettled(['a', 'b', 'foreign', 'c'].map(async (key) => await store.claim(claimOf(key, `t-${key}`, now), now)))
+  expect(sent).toEqual(['EVALSHA'])
+  expect(claims.map((c) => c.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled'])
+  expect((claims[2] as PromiseRejectedResult).reason).toMatchObject({ name: 'IdempotencyStoreError', operation: 'claim', key: 'foreign', message: expect.stringMatching(/WRONGTYPE/) })
+  sent.length = 0
+  expect(await Promise.all([
+    store.complete('a', 't-a', { expiry, responseData: '{"n":1}' }),
+    store.fail('b', 't-b', { expiry, error: { name: 'CardError', message: 'declined' } }),
+    store.release('c', 't-c'),
+    store.complete('c', 't-c', { expiry })
+  ])).toEqual([true, true, true, false])
+  expect(sent).toEqual(['EVALSHA'])
+  const read = await store.read(['a', 'b', 'c'])
+  expect(read.get('a')).toMatchObject({ status: 'COMPLETED', responseData: '{"n":1}' })
+  expect(read.get('b')).toMatchObject({ status: 'FAILED', error: { name: 'CardError', message: 'declined' } })
+  expect(read.has('c')).toBe(false)
+})
+
+test('a single-endpoint client on a cluster-mode server: the slice it refuses (CROSSSLOT) is read a command per key, and so from then on', async () => {
+  const cluster = await clients.nodeRedisCluster()
+  const node = cluster.getSlotMaster(0)
+  const raw = await createClient({ url: `redis://${node.host}:${node.port}` }).connect()
+  const direct = countingClient(raw)
+  try {
+    const keyPrefix = uniquePrefix('crossslot')
+    // Keys of several slots, all of them served by the node the client talks to.
+    const keys = Array.from({ length: 400 }, (_, i) => `orders#${i}`).filter((key) => cluster.getSlotMaster(keySlot(keyPrefix + key)).id === node.id).slice(0, 5)
+    expect(new Set(keys.map((key) => keySlot(keyPrefix + key))).size).toBe(5)
+    const store = new RedisStore({ client: direct.client, keyPrefix })
+    const now = Date.now()
+    // Claimed at once: the burst is refused together (CROSSSLOT), then each claim is sent alone.
+    expect(await Promise.all(keys.slice(0, 3).map(async (key) => await store.claim(claimOf(key, `t-${key}`, now), now)))).toEqual([undefined, undefined, undefined])
+    expect(direct.sent).toEqual(['EVALSHA', 'EVALSHA', 'EVALSHA', 'EVALSHA'])
+    direct.sent.length = 0
+    expect([...(await store.read(keys)).keys()].sort()).toEqual(keys.slice(0, 3).sort())
+    expect(direct.sent.filter((command) => command === 'HMGET')).toHaveLength(5)
+    direct.sent.length = 0
+    expect([...(await store.read(keys)).keys()].sort()).toEqual(keys.slice(0, 3).sort())
+    expect(direct.sent).toEqual(['HMGET', 'HMGET', 'HMGET', 'HMGET', 'HMGET'])
+  } finally {
+    await raw.quit()
+  }
 })
 
 test('an ioredis Cluster with its own keyPrefix: a bulk read across slots groups keys by the slot of the key ioredis sends', async () => {

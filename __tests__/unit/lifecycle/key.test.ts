@@ -1,6 +1,7 @@
 import { describe, expect, test } from '@jest/globals'
 import { IdempotencyKeyError } from '../../../src/errors.js'
-import { canonicalJson, compileSelector, hashOf, parsePath, storedKey } from '../../../src/lifecycle/key.js'
+import { createHash } from 'node:crypto'
+import { canonicalJson, compileSelector, hashOf, parsePath, sha256HexWith, storedKey } from '../../../src/lifecycle/key.js'
 
 describe('parsePath', () => {
   test('splits dots, indexes and quoted names', () => {
@@ -75,4 +76,11 @@ describe('canonical JSON and keys', () => {
     expect(key).not.toContain('4242')
     expect(storedKey('other-function', 'card-4242-4242')).not.toBe(key)
   })
+})
+
+test('a Node 20 without the one-shot crypto.hash hashes the same digest the long way', () => {
+  const text = '"0f8fad5b-d9cb-4980-b0bb-19f61f2b7ba4"'
+  const expected = createHash('sha256').update(text).digest('hex')
+  expect(sha256HexWith({ createHash })(text)).toBe(expected)
+  expect(hashOf('0f8fad5b-d9cb-4980-b0bb-19f61f2b7ba4')).toBe(expected)
 })

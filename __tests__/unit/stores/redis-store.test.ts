@@ -8,10 +8,42 @@ import { expireAt } from '../../../src/stores/redis/redis-store.js'
 
 const record: ClaimRecord = { key: 'ns#k', status: 'IN_PROGRESS', expiry: 1_700_000_100, inProgressExpiry: 1_700_000_030_000, leaseToken: 't' }
 
-/** A client answering each command with what `answer` gives (or throws), keeping what it was sent. */
+const SCRIPT_NAMES = new Set(['claim', 'complete', 'fail', 'release'])
+
+/**
+ * A client answering each script call with what `answer` gives (or throws) for it, keeping what
+ * it was sent (`sent`) and each script call as it would be sent alone (`calls`: `EVALSHA sha 1
+ * key ...args`). A command of many calls (one server: the calls of a burst go together) is
+ * answered call by call, as the server's batching script does: `[1, reply]` or `[0, message]`.
+ */
 const fake = (answer: (args: string[]) => unknown) => {
   const sent: string[][] = []
-  return { sent, client: { sendCommand: async (args: string[]) => { sent.push(args); return answer(args) } } }
+  const calls: string[][] = []
+  const sendCommand = async (args: string[]): Promise<unknown> => {
+    sent.push(args)
+    const keys = Number(args[2])
+    if (!/^EVAL(SHA)?$/.test(args[0] as string) || !SCRIPT_NAMES.has(args[3 + keys] as string)) {
+      calls.push(args)
+      return answer(args)
+    }
+    const alone: string[][] = []
+    for (let at = 3 + keys, i = 0; i < keys; i++) {
+      const count = Number(args[at + 1])
+      alone.push([args[0] as string, args[at] as string, '1', args[3 + i] as string, ...args.slice(at + 2, at + 2 + count)])
+      at += 2 + count
+    }
+    // What refuses a command whole (NOSCRIPT, a lost connection) refuses it whatever its calls.
+    if (args[0] === 'EVALSHA') answer(args)
+    calls.push(...alone)
+    return alone.map((call) => {
+      try {
+        return [1, answer(call)]
+      } catch (error) {
+        return [0, (error as Error).message]
+      }
+    })
+  }
+  return { sent, calls, client: { sendCommand } }
 }
 
 describe('RedisStore faults', () => {
@@ -59,17 +91,40 @@ describe('RedisStore faults', () => {
 
   test('the claim sends the caller\'s clock, the record and when the key expires; EVALSHA names one key, the prefixed one', async () => {
     const { client, sent } = fake(() => null)
-    expect(await new RedisStore({ client, keyPrefix: 'p:' }).claim({ ...record, payloadHash: 'h' }, 1_700_000_000_999)).toBeUndefined()
-    expect(sent[0]?.slice(2)).toEqual(['1', 'p:ns#k', '1700000000999', '1700000000', 't', '1700000100', '1700000030000', '1', 'h', String(expireAt(1_700_000_100))])
+    const store = new RedisStore({ client, keyPrefix: 'p:' })
+    expect(await store.claim({ ...record, payloadHash: 'h' }, 1_700_000_000_999)).toBeUndefined()
+    const args = ['1700000000999', '1700000000', 't', '1700000100', '1700000030000', '1', 'h', String(expireAt(1_700_000_100))]
+    expect(sent[0]?.slice(2)).toEqual(['1', 'p:ns#k', ...args])
+    // Claimed with another in the same burst, it is one call of a command naming both keys.
+    await Promise.all([store.claim({ ...record, payloadHash: 'h' }, 1_700_000_000_999), store.claim({ ...record, key: 'ns#j' }, 1_700_000_000_999)])
+    expect(sent[1]?.slice(2, 15)).toEqual(['2', 'p:ns#k', 'p:ns#j', 'claim', '8', ...args])
   })
 
-  test('a read of no keys sends nothing; a read names each key once', async () => {
-    const { client, sent } = fake(() => [null, null, null, null, null, null, null, null, null])
+  const none = [null, null, null, null, null, null, null, null, null]
+  /** Answers the read script with no record for each of its keys, and HMGET with no record. */
+  const nothingStored = (args: string[]): unknown => args[0] === 'EVALSHA' ? Array.from({ length: Number(args[2]) }, () => none) : none
+
+  test('a read of no keys sends nothing; a read names each key once, all in one command', async () => {
+    const { client, sent } = fake(nothingStored)
     const store = new RedisStore({ client })
     expect((await store.read([])).size).toBe(0)
     expect(sent).toEqual([])
     await store.read(['a', 'b', 'a'])
-    expect(sent.map((args) => args[1])).toEqual(['a', 'b'])
+    expect(sent.map((args) => args.slice(2))).toEqual([['2', 'a', 'b']])
+  })
+
+  test('a slice refused for another reason than CROSSSLOT is read a command per key this time, and in one command again next time', async () => {
+    let refuse = true
+    const { client, sent } = fake((args) => {
+      if (args[0] === 'EVALSHA' && refuse) { refuse = false; throw new Error('ERR Error running script (call to f_0): @user_script:1: Script attempted to access a non local key') }
+      return nothingStored(args)
+    })
+    const store = new RedisStore({ client })
+    expect((await store.read(['a', 'b'])).size).toBe(0)
+    expect(sent.map((args) => args[0])).toEqual(['EVALSHA', 'HMGET', 'HMGET'])
+    sent.length = 0
+    expect((await store.read(['a', 'b'])).size).toBe(0)
+    expect(sent.map((args) => args[0])).toEqual(['EVALSHA'])
   })
 
   test('a key expires after the first millisecond its record no longer protects', () => {
@@ -84,5 +139,43 @@ describe('RedisStore faults', () => {
     expect(() => new RedisStore({ client, maxResponseBytes: 0 })).toThrow('RedisStore: maxResponseBytes must be a positive integer')
     expect(() => new RedisStore({ client: { get: async () => null } as never })).toThrow(/client is of no family RedisStore knows/)
     expect(() => new RedisStore({ client, keyprefix: 'idem:' } as never)).toThrow("RedisStore: unknown option 'keyprefix' (did you mean 'keyPrefix'?)")
+  })
+
+  test('on one server, the script calls of a burst go as one command, each answered on its own: one call\'s error fails only that call', async () => {
+    const { client, sent } = fake((args) => {
+      if (args[1] === 'complete') throw new Error('WRONGTYPE Operation against a key holding the wrong kind of value')
+      return args[1] === 'claim' ? null : 1
+    })
+    const store = new RedisStore({ client })
+    const [claimed, completed, released] = await Promise.allSettled([
+      store.claim(record, 1_700_000_000_000), store.complete('ns#other', 't', { expiry: 1 }), store.release('ns#third', 't')
+    ])
+    expect(sent).toHaveLength(1)
+    expect(sent[0]?.slice(2, 6)).toEqual(['3', 'ns#k', 'ns#other', 'ns#third'])
+    expect(claimed).toEqual({ status: 'fulfilled', value: undefined })
+    expect(completed).toMatchObject({ status: 'rejected', reason: { name: 'IdempotencyStoreError', operation: 'complete', key: 'ns#other' } })
+    expect(String((completed as PromiseRejectedResult).reason.message)).toMatch(/WRONGTYPE/)
+    expect(released).toEqual({ status: 'fulfilled', value: true })
+  })
+
+  test('a command carries at most 100 calls: 150 at once make two', async () => {
+    const { client, sent } = fake(() => 1)
+    const store = new RedisStore({ client })
+    const held = await Promise.all(Array.from({ length: 150 }, async (_, i) => await store.release(`ns#${i}`, 't')))
+    expect(held.every((h) => h)).toBe(true)
+    expect(sent.map((args) => Number(args[2]))).toEqual([100, 50])
+  })
+
+  test('a server that refuses the calls of a burst together (CROSSSLOT: a cluster after all) has each sent alone, and so from then on', async () => {
+    const { client, sent } = fake((args) => {
+      if (args[0] === 'EVALSHA' && Number(args[2]) > 1) throw new Error("CROSSSLOT Keys in request don't hash to the same slot")
+      return 1
+    })
+    const store = new RedisStore({ client })
+    expect(await Promise.all([store.release('ns#a', 't'), store.release('ns#b', 't')])).toEqual([true, true])
+    expect(sent.map((args) => args.slice(2, 4))).toEqual([['2', 'ns#a'], ['1', 'ns#a'], ['1', 'ns#b']])
+    sent.length = 0
+    expect(await Promise.all([store.release('ns#a', 't'), store.release('ns#b', 't')])).toEqual([true, true])
+    expect(sent.map((args) => args.slice(2, 5))).toEqual([['1', 'ns#a', 't'], ['1', 'ns#b', 't']])
   })
 })

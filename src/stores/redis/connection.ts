@@ -7,6 +7,12 @@
 export interface RedisConnection {
   /** The client family, named in errors. */
   readonly family: string
+  /**
+   * The client talks to one server, not a cluster: a command may name keys of any slots. (A
+   * single-endpoint client may still reach a cluster-mode server, which refuses that with
+   * CROSSSLOT; the store then stops doing it.)
+   */
+  readonly oneServer: boolean
   /** Sends one command about `key` (routed by it to its primary in a cluster); resolves the normalised reply. */
   send: (key: string, args: readonly string[]) => Promise<unknown>
   /**
@@ -38,3 +44,7 @@ export const normalise = (reply: unknown): unknown => {
  */
 export const isNoScript = (error: unknown): boolean =>
   /\bNOSCRIPT\b|NoScriptError/.test(String((error as { message?: unknown } | null)?.message ?? error))
+
+/** Whether `error` is a cluster's refusal of a command whose keys are in different slots. */
+export const isCrossSlot = (error: unknown): boolean =>
+  /\bCROSSSLOT\b/.test(String((error as { message?: unknown } | null)?.message ?? error))

@@ -3,9 +3,10 @@ import { IdempotencyConfigError, IdempotencyStoreError, type StoredError, type S
 import { refuseUnknownOptions } from '../../unknown-options.js'
 import type { ClaimRecord, IdempotencyRecord, IdempotencyStore, StoreLimits } from '../store.js'
 import { connect, type RedisClientLike } from './connect.js'
-import { isNoScript, type RedisConnection } from './connection.js'
+import { isCrossSlot, isNoScript, type RedisConnection } from './connection.js'
 import { recordOf } from './record.js'
-import { CLAIM, COMPLETE, FAIL, FIELDS, RELEASE } from './scripts.js'
+import { ScriptCallBatcher } from './batched.js'
+import { CLAIM, COMPLETE, FAIL, FIELDS, MANY, READ, RELEASE, type ScriptName } from './scripts.js'
 
 /**
  * Options of {@link RedisStore}.
@@ -42,7 +43,8 @@ const OPTION_NAMES = ['client', 'keyPrefix', 'maxResponseBytes'] as const satisf
 const everyOptionListed: Exclude<keyof RedisStoreOptions, (typeof OPTION_NAMES)[number]> extends never ? true : never = true
 void everyOptionListed
 
-// Keys one `read` takes: each is its own HMGET (a cluster has no cross-slot read), all pipelined.
+// Keys one `read` takes: on one server, one script reading them all; on a cluster (no
+// cross-slot command), an HMGET each, pipelined.
 const MAX_READ_KEYS = 1000
 
 // A key expires this long after its record stops protecting (the first millisecond after the
@@ -53,7 +55,7 @@ const EXPIRY_MARGIN_MS = 1000
 /** A script run by its SHA1 (`EVALSHA`), sent whole (`EVAL`) when the server does not know it. */
 interface Script { source: string, sha: string }
 const script = (source: string): Script => ({ source, sha: createHash('sha1').update(source).digest('hex') })
-const SCRIPTS = { claim: script(CLAIM), complete: script(COMPLETE), fail: script(FAIL), release: script(RELEASE) }
+const SCRIPTS = { claim: script(CLAIM), complete: script(COMPLETE), fail: script(FAIL), release: script(RELEASE), read: script(READ), many: script(MANY) }
 
 /** When the key of a record whose `expiry` (epoch seconds) is given expires: epoch milliseconds, as `PEXPIREAT` takes them. */
 export const expireAt = (expirySeconds: number): number => (expirySeconds + 1) * 1000 + EXPIRY_MARGIN_MS
@@ -84,6 +86,10 @@ export class RedisStore implements IdempotencyStore {
   readonly limits: StoreLimits
   readonly #connection: RedisConnection
   readonly #prefix: string
+  /** Whether a slice of reads goes in one command: one server, and it has not refused one (CROSSSLOT). */
+  #readAtOnce: boolean
+  /** On one server, the script calls of a burst go as one command. */
+  readonly #batcher?: ScriptCallBatcher
 
   constructor (options: RedisStoreOptions) {
     if (options === null || typeof options !== 'object') throw new IdempotencyConfigError('RedisStore: options are required ({ client })')
@@ -93,13 +99,21 @@ export class RedisStore implements IdempotencyStore {
     if (!Number.isSafeInteger(maxResponseBytes) || maxResponseBytes <= 0) throw new IdempotencyConfigError('RedisStore: maxResponseBytes must be a positive integer')
     this.#connection = connect(options.client)
     this.#prefix = keyPrefix
+    this.#readAtOnce = this.#connection.oneServer
+    if (this.#connection.oneServer) {
+      this.#batcher = new ScriptCallBatcher({
+        many: async (keys, args) => await this.#eval(SCRIPTS.many, keys, args),
+        one: async (name, key, args) => await this.#eval(SCRIPTS[name], [key], args),
+        refusesMany: isCrossSlot
+      })
+    }
     // One connection pipelines every request: a whole batch of claims is one round trip.
     this.limits = { maxResponseBytes, maxReadKeys: MAX_READ_KEYS, concurrency: MAX_READ_KEYS }
   }
 
   async claim (record: ClaimRecord, nowMs: number): Promise<IdempotencyRecord | undefined> {
     const hash = record.payloadHash
-    const reply = await this.#run('claim', record.key, SCRIPTS.claim, [
+    const reply = await this.#run('claim', record.key, [
       String(nowMs), String(Math.floor(nowMs / 1000)), record.leaseToken, String(record.expiry), String(record.inProgressExpiry),
       hash === undefined ? '0' : '1', hash ?? '', String(expireAt(record.expiry))
     ])
@@ -110,24 +124,24 @@ export class RedisStore implements IdempotencyStore {
 
   async complete (key: string, leaseToken: string, outcome: { expiry: number, responseData?: string }): Promise<boolean> {
     const data = outcome.responseData
-    return await this.#fenced('complete', key, SCRIPTS.complete, [leaseToken, String(outcome.expiry), data === undefined ? '0' : '1', data ?? '', String(expireAt(outcome.expiry))])
+    return await this.#fenced('complete', key, [leaseToken, String(outcome.expiry), data === undefined ? '0' : '1', data ?? '', String(expireAt(outcome.expiry))])
   }
 
   async fail (key: string, leaseToken: string, outcome: { expiry: number, error: StoredError }): Promise<boolean> {
     const { name, message, code } = outcome.error
-    return await this.#fenced('fail', key, SCRIPTS.fail, [leaseToken, String(outcome.expiry), name, message, code === undefined ? '0' : '1', code ?? '', String(expireAt(outcome.expiry))])
+    return await this.#fenced('fail', key, [leaseToken, String(outcome.expiry), name, message, code === undefined ? '0' : '1', code ?? '', String(expireAt(outcome.expiry))])
   }
 
   async release (key: string, leaseToken: string): Promise<boolean> {
-    return await this.#fenced('release', key, SCRIPTS.release, [leaseToken])
+    return await this.#fenced('release', key, [leaseToken])
   }
 
   async read (keys: readonly string[]): Promise<Map<string, IdempotencyRecord>> {
     const unique = [...new Set(keys)]
     if (unique.length === 0) return new Map()
-    let replies: unknown[]
+    let replies = this.#readAtOnce ? await this.#readInOne(unique) : undefined
     try {
-      replies = await this.#connection.sendEach(unique.map((key) => ({ key: this.#prefix + key, args: ['HMGET', this.#prefix + key, ...FIELDS] })))
+      replies ??= await this.#connection.sendEach(unique.map((key) => ({ key: this.#prefix + key, args: ['HMGET', this.#prefix + key, ...FIELDS] })))
     } catch (error) {
       throw this.#error('read', undefined, error)
     }
@@ -139,25 +153,46 @@ export class RedisStore implements IdempotencyStore {
     return found
   }
 
+  /**
+   * Every key's fields in one script call and one reply. Undefined when that fails, for the
+   * keys to be read one command each: for good when the server is a cluster's (a single-endpoint
+   * client on a cluster-mode server, which refuses keys of several slots in one command).
+   */
+  async #readInOne (keys: readonly string[]): Promise<unknown[] | undefined> {
+    try {
+      const reply = await this.#eval(SCRIPTS.read, keys.map((key) => this.#prefix + key), [])
+      if (Array.isArray(reply) && reply.length === keys.length) return reply
+    } catch (error) {
+      if (isCrossSlot(error)) this.#readAtOnce = false
+    }
+    return undefined
+  }
+
   /** Runs a fenced script: 1 when the token held the record, 0 when the lease was taken over. */
-  async #fenced (operation: StoreOperation, key: string, script: Script, args: string[]): Promise<boolean> {
-    const reply = await this.#run(operation, key, script, args)
+  async #fenced (operation: ScriptName, key: string, args: string[]): Promise<boolean> {
+    const reply = await this.#run(operation, key, args)
     if (reply === 1 || reply === 0) return reply === 1
     return this.#fault(operation, key, `the script answered ${JSON.stringify(reply)}, not 1 or 0`)
   }
 
-  /** `EVALSHA`, and on NOSCRIPT (a restart, a failover, SCRIPT FLUSH) `EVAL` of the source, which caches it again. */
-  async #run (operation: StoreOperation, key: string, { source, sha }: Script, args: string[]): Promise<unknown> {
+  /** Runs the script of `operation` about one key (with the others of its burst, on one server); a failure becomes the store's error. */
+  async #run (operation: ScriptName, key: string, args: string[]): Promise<unknown> {
     const redisKey = this.#prefix + key
     try {
-      try {
-        return await this.#connection.send(redisKey, ['EVALSHA', sha, '1', redisKey, ...args])
-      } catch (error) {
-        if (!isNoScript(error)) throw error
-        return await this.#connection.send(redisKey, ['EVAL', source, '1', redisKey, ...args])
-      }
+      return this.#batcher === undefined ? await this.#eval(SCRIPTS[operation], [redisKey], args) : await this.#batcher.call(operation, redisKey, args)
     } catch (error) {
       throw this.#error(operation, key, error)
+    }
+  }
+
+  /** `EVALSHA`, and on NOSCRIPT (a restart, a failover, SCRIPT FLUSH) `EVAL` of the source, which caches it again. Routed by the first key. */
+  async #eval ({ source, sha }: Script, keys: readonly string[], args: readonly string[]): Promise<unknown> {
+    const route = keys[0] as string
+    try {
+      return await this.#connection.send(route, ['EVALSHA', sha, String(keys.length), ...keys, ...args])
+    } catch (error) {
+      if (!isNoScript(error)) throw error
+      return await this.#connection.send(route, ['EVAL', source, String(keys.length), ...keys, ...args])
     }
   }
 

@@ -33,6 +33,7 @@ export const glideConnection = (client: GlideClientLike): RedisConnection => {
     normalise(await (cluster ? client.customCommand([...args], { route: { type: 'primarySlotKey', key } }) : client.customCommand([...args])))
   return {
     family: cluster ? 'Valkey GLIDE cluster client' : 'Valkey GLIDE client',
+    oneServer: !cluster,
     send,
     sendEach: async (commands) => await Promise.all(commands.map(async ({ key, args }) => await send(key, args)))
   }

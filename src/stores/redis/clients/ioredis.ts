@@ -53,7 +53,7 @@ const pipelined = async (client: IORedisClient, commands: ReadonlyArray<{ args: 
 export const ioredisConnection = (client: IORedisClient): RedisConnection => {
   const send = async (_key: string, [command, ...args]: readonly string[]): Promise<unknown> => normalise(await client.call(command as string, ...args))
   if (client.isCluster !== true) {
-    return { family: 'ioredis', send, sendEach: async (commands) => await pipelined(client, commands) }
+    return { family: 'ioredis', oneServer: true, send, sendEach: async (commands) => await pipelined(client, commands) }
   }
   const ownPrefix = (client.options as { keyPrefix?: unknown } | undefined)?.keyPrefix
   const prefix = typeof ownPrefix === 'string' ? ownPrefix : ''
@@ -63,6 +63,7 @@ export const ioredisConnection = (client: IORedisClient): RedisConnection => {
   }
   return {
     family: 'ioredis cluster',
+    oneServer: false,
     send,
     sendEach: async (commands) => {
       const groups = new Map<string, number[]>()

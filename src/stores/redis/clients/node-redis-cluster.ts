@@ -28,6 +28,7 @@ export const nodeRedisClusterConnection = (client: NodeRedisClusterClient): Redi
   const send = async (key: string, args: readonly string[]): Promise<unknown> => normalise(await client.sendCommand(key, false, [...args]))
   return {
     family: 'node-redis cluster',
+    oneServer: false,
     send,
     sendEach: async (commands) => await Promise.all(commands.map(async ({ key, args }) => await send(key, args)))
   }

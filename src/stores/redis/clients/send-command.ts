@@ -22,6 +22,7 @@ export const sendCommandConnection = (client: SendCommandClient, family = 'node-
   const send = async (_key: string, args: readonly string[]): Promise<unknown> => normalise(await client.sendCommand([...args]))
   return {
     family,
+    oneServer: true,
     send,
     sendEach: async (commands) => await Promise.all(commands.map(async ({ key, args }) => await send(key, args)))
   }
