@@ -4,11 +4,33 @@
  * @middy/http-error-handler, and `problem`, the words a client gets: their `message` is for the
  * developer reading the log (docs/architecture.md: whole events and HTTP).
  */
-import type { ProblemDetails } from './types.js'
 
 /** The problem details of a refusal: `about:blank`, so the title is the status phrase (RFC 9457 §4.2.1). */
 const problem = (status: 400 | 409 | 422, detail: string): ProblemDetails =>
   ({ type: 'about:blank', title: { 400: 'Bad Request', 409: 'Conflict', 422: 'Unprocessable Content' }[status], status, detail })
+
+/**
+ * What an HTTP client is told when the middleware refuses its request (400 without a usable
+ * idempotency key, 409 while the same key is in progress, 422 when the key was used with another
+ * body): RFC 9457 problem details, sent as `application/problem+json`
+ * (https://www.rfc-editor.org/rfc/rfc9457). Words for the client only: never the stored key, a
+ * hash, a lease time or an option name. The refused error's `message` says more, in the log.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof IdempotencyInProgressError) console.log(error.problem.status, error.problem.detail)
+ * ```
+ */
+export interface ProblemDetails {
+  /** A URI naming the kind of problem. `about:blank`: the status code says it all. @default 'about:blank' */
+  type: string
+  /** The HTTP status phrase (`Bad Request`, `Conflict`, `Unprocessable Content`). */
+  title: string
+  /** The HTTP status code of the response. */
+  status: number
+  /** What the client should do, in a sentence. */
+  detail: string
+}
 
 /**
  * Errors raised by middy-idempotency. Every one is an `instanceof IdempotencyError`,

@@ -3,8 +3,17 @@ import { fulfilled, rejected } from '../lifecycle/outcome.js'
 import { kindOfRefusal, reportOutcome } from '../lifecycle/report.js'
 import type { OutcomeKind } from '../types.js'
 import { reportOf, type BatchSource } from '../sources/source.js'
-import type { Batch } from './batch.js'
+import type { LifecycleConfig } from '../lifecycle/config.js'
 import type { RecordState } from './state.js'
+
+/** What answering and reporting read of a batch (the `Batch` owns it; this module only reads). */
+interface BatchView {
+  readonly records: readonly RecordState[]
+  readonly source: BatchSource
+  readonly config: LifecycleConfig
+  readonly lease: { nowMs: number }
+  readonly decidedMs?: number
+}
 
 /** How the handler answered: its `Promise.allSettled` array, or Lambda's own `{ batchItemFailures }`. */
 export type AnswerForm = 'array' | 'native'
@@ -72,7 +81,7 @@ const asSettled = async (entry: unknown, deadline?: Promise<typeof PENDING>): Pr
  * `response[i]` and reports exactly, while Lambda, which receives `JSON.stringify(response)`,
  * sees only `batchItemFailures`.
  */
-export const answerBatch = (batch: Batch, form: AnswerForm): unknown => {
+export const answerBatch = (batch: BatchView, form: AnswerForm): unknown => {
   const results = batch.records.map(resultOf)
   if (form === 'array' && batch.source.answer === 'settled') return readableByLambda(results, batch.records.map((s) => reportOf(batch.source, s.record)))
   const response = { batchItemFailures: batch.records.filter((_, i) => results[i]?.status === 'rejected').map((s) => ({ itemIdentifier: reportOf(batch.source, s.record) })) }
@@ -103,7 +112,7 @@ const identityOf = (identifier: unknown): unknown => {
 }
 
 /** Logs and tells `onOutcome` what became of every record of the batch, once it is known. */
-export const reportBatch = (batch: Batch): void => {
+export const reportBatch = (batch: BatchView): void => {
   for (const state of batch.records) {
     const result = resultOf(state)
     const error = result.status === 'rejected' ? result.reason : undefined
