@@ -1,6 +1,6 @@
 import { IdempotencyConfigError, IdempotencyError } from '../errors.js'
 import { fulfilled, rejected } from '../lifecycle/outcome.js'
-import { kindOfRefusal, reportOutcome } from '../lifecycle/report.js'
+import { isReported, kindOfRefusal, reportOutcome } from '../lifecycle/report.js'
 import type { OutcomeKind } from '../types.js'
 import { reportOf, type BatchSource } from '../sources/source.js'
 import type { LifecycleConfig } from '../lifecycle/config.js'
@@ -116,9 +116,11 @@ export const reportBatch = (batch: BatchView): void => {
   for (const state of batch.records) {
     const result = resultOf(state)
     const error = result.status === 'rejected' ? result.reason : undefined
+    const kind = kindOf(state, error)
+    if (!isReported(batch.config, kind)) continue
     const durationMs = state.durationMs ?? (batch.decidedMs ?? batch.config.now()) - batch.lease.nowMs
     reportOutcome(batch.config, {
-      kind: kindOf(state, error), id: state.id, ...(batch.source.mode === 'sqs' ? { messageId: state.id } : {}),
+      kind, id: state.id, ...(batch.source.mode === 'sqs' ? { messageId: state.id } : {}),
       ...(state.unit === undefined ? {} : { key: state.unit.key }), durationMs,
       ...(state.onFailure === undefined ? {} : { onFailure: state.onFailure }), ...(error === undefined ? {} : { error })
     })

@@ -9,10 +9,12 @@ export interface Log {
   info: (entry: LogEntry) => void
   warn: (entry: LogEntry) => void
   error: (entry: LogEntry) => void
+  /** Whether an entry at `level` would be written: a report nobody reads need not be built. */
+  writes: (level: Level) => boolean
 }
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 }
-type Level = Exclude<LogLevel, 'silent'>
+export type Level = Exclude<LogLevel, 'silent'>
 
 export const isLogLevel = (value: unknown): value is LogLevel => typeof value === 'string' && value in RANK
 
@@ -39,14 +41,15 @@ export const defaultLogLevel = (env: Record<string, string | undefined> = proces
  */
 export const createLog = (logger: IdempotencyLogger | false, level: LogLevel): Log => {
   const threshold = RANK[level]
+  const writes = (at: Level): boolean => logger !== false && RANK[at] >= threshold
   const write = (at: Level) => (entry: LogEntry): void => {
-    if (logger === false || RANK[at] < threshold) return
+    if (logger === false || !writes(at)) return
     const sink = logger[at]?.bind(logger)
     if (sink === undefined) return
     const line = serialisable(entry)
     sink(logger === console ? JSON.stringify({ level: at.toUpperCase(), ...line }) : line)
   }
-  return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') }
+  return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error'), writes }
 }
 
 /** Errors become `{ name, message }` (and `code` when they have one): never a stack, never a payload they carry. */
@@ -80,6 +83,9 @@ const LINES: Record<OutcomeKind, [Level, string]> = {
   'lease-lost': ['warn', 'lease lost: another invocation took the record over; nothing of ours was stored'],
   'store-error': ['error', 'store error: the record keeps its lease until it lapses']
 }
+
+/** The level an outcome of `kind` is logged at. */
+export const levelOf = (kind: OutcomeKind): Level => LINES[kind][0]
 
 /** The one line an outcome is logged as (each failure once: nothing else logs it). */
 export const logOutcome = (log: Log, outcome: OutcomeReport): void => {

@@ -7,7 +7,7 @@ import {
   IdempotencyStoreError
 } from '../errors.js'
 import type { LifecycleConfig } from './config.js'
-import { logOutcome } from './log.js'
+import { levelOf, logOutcome } from './log.js'
 import type { OutcomeKind, OutcomeReport } from '../types.js'
 
 /** The kind of outcome an error that kept a unit from running stands for. */
@@ -25,6 +25,10 @@ export const kindOfRefusal = (error: unknown): OutcomeKind => {
  * What became of a unit, once its fate is known: its one log line, then the `onOutcome` hook. A
  * hook that throws must not change what happens to the work, so it is only logged.
  */
+/** Whether an outcome of `kind` is read by anyone (the log at its level, or `onOutcome`): on a replayed batch, mostly not. */
+export const isReported = (config: LifecycleConfig, kind: OutcomeKind): boolean =>
+  config.onOutcome !== undefined || config.log.writes(levelOf(kind))
+
 export const reportOutcome = (config: LifecycleConfig, outcome: OutcomeReport): void => {
   logOutcome(config.log, outcome)
   if (config.onOutcome === undefined) return

@@ -14,7 +14,7 @@ const source = sourceOf(sqsEvent([sqsRecord('x')])) as BatchSource
 const batchOfOne = async (context: object = {}): Promise<{ batch: Batch, state: RecordState, store: MemoryStore }> => {
   const store = new MemoryStore()
   const silent = (): void => {}
-  const config: LifecycleConfig = { store, expiresAfterSeconds: 60, onFailure: 'delete', log: { debug: silent, info: silent, warn: silent, error: silent }, now: Date.now, clockSkewMs: 0 }
+  const config: LifecycleConfig = { store, expiresAfterSeconds: 60, onFailure: 'delete', log: { debug: silent, info: silent, warn: silent, error: silent, writes: () => false }, now: Date.now, clockSkewMs: 0 }
   const record = sqsRecord('a')
   const unit = { key: 'k-a', attempt: 1 }
   const nowMs = Date.now()
