@@ -164,3 +164,37 @@ describe.each(batchMiddyVersions)('perRecord: a record\'s slot is its work\'s, i
     expect(store.records().map((r) => r.status).sort()).toEqual(['COMPLETED', 'IN_PROGRESS'])
   })
 })
+
+describe.each(batchMiddyVersions)('perRecord at Middy\'s timeout, while a finished record\'s completion is slow, %s', (_name, middy) => {
+  test('the records not started are released and the batch answered at once, not behind the slow write', async () => {
+    const store = new GatedStore()
+    const open = store.hold('a')
+    const handler = middy<SQSEvent>({ timeoutEarlyInMillis: 100, timeoutEarlyResponse: () => ({ batchItemFailures: [] }) })
+      .use(sqsPartialBatchFailure({ logger: false as never }))
+      .use(idempotency({ store, logger: false, concurrency: 1 }))
+      .handler(perRecord(async (record: SQSRecord, { key, signal }) => {
+        store.bodyOf.set(key, record.body)
+        // b runs until Middy's early timeout aborts it.
+        if (record.body === 'b') await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))
+        return record.body
+      }))
+    const records = [sqsRecord('a'), sqsRecord('b'), sqsRecord('c')]
+    const deadline = Date.now() + 400
+    let released = false
+    let answeredWhileHeld = false
+    const answer = handler(sqsEvent(records), lambdaContext(() => deadline - Date.now())).then((response) => { answeredWhileHeld = !released; return response })
+    // a's completion stays held until the batch has answered (or, were it waiting behind it, until the test gives up on it).
+    const giveUp = setTimeout(() => { released = true; open() }, 5_000)
+    const response = await answer
+    clearTimeout(giveUp)
+    // At the answer: a and b hold their leases (a's completion on its way), c has no record.
+    const atAnswer = store.records().map((r) => r.status)
+    released = true
+    open()
+    expect(atAnswer).toEqual(['IN_PROGRESS', 'IN_PROGRESS'])
+    expect(answeredWhileHeld).toBe(true)
+    // a's completion was not stored yet, b timed out (its lease kept), c never started (released):
+    // none is acknowledged; a redelivery replays a once its completion lands, and runs c.
+    expect(failedIds(response).sort()).toEqual(records.map((r) => r.messageId).sort())
+  })
+})
