@@ -178,4 +178,12 @@ describe('RedisStore faults', () => {
     expect(await Promise.all([store.release('ns#a', 't'), store.release('ns#b', 't')])).toEqual([true, true])
     expect(sent.map((args) => args.slice(2, 5))).toEqual([['1', 'ns#a', 't'], ['1', 'ns#b', 't']])
   })
+
+  test('a batch reply whose entry lacks the call\'s reply is a store error for that call, never a claim written', async () => {
+    // A real server answers [1, reply] for each call; a broken proxy might cut an entry short.
+    const store = new RedisStore({ client: { sendCommand: async () => [[1], [1, null]] } })
+    const [first, second] = await Promise.allSettled([store.claim(record, 1_700_000_000_000), store.claim({ ...record, key: 'ns#k2' }, 1_700_000_000_000)])
+    expect(first).toMatchObject({ status: 'rejected', reason: { name: 'IdempotencyStoreError', operation: 'claim', key: 'ns#k' } })
+    expect(second).toEqual({ status: 'fulfilled', value: undefined })
+  })
 })

@@ -74,7 +74,9 @@ export class ScriptCallBatcher {
     }
     calls.forEach((call, i) => {
       const entry = Array.isArray(reply) && reply.length === calls.length ? reply[i] as unknown : undefined
-      if (!Array.isArray(entry) || (entry[0] !== 1 && entry[0] !== 0)) call.reject(new MalformedBatchReply(`the batched script answered ${JSON.stringify(entry)} for this call`))
+      // Each entry is [1, reply] or [0, message]: one cut short says nothing of its call (a claim
+      // read as written would run its work unprotected).
+      if (!Array.isArray(entry) || entry.length !== 2 || (entry[0] !== 1 && entry[0] !== 0)) call.reject(new MalformedBatchReply(`the batched script answered ${JSON.stringify(entry)} for this call`))
       else if (entry[0] === 1) call.resolve(entry[1] ?? null)
       else call.reject(new Error(String(entry[1])))
     })
