@@ -42,6 +42,9 @@ const isSelector = (value: unknown): boolean =>
 
 const positiveInteger = (value: unknown): boolean => Number.isSafeInteger(value) && (value as number) > 0
 
+/** The `namespace` option's default: the function's name, so two functions never share keys. */
+export const defaultNamespace = (): string => process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'middy-idempotency'
+
 /** Applies defaults and checks every option, naming the one that is wrong. */
 export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => {
   if (options === null || typeof options !== 'object') throw new IdempotencyConfigError('idempotency: options are required ({ store })')
@@ -88,7 +91,7 @@ export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => 
     // than the SDK's 50 sockets); the option, when set, still decides.
     ...(typeof store.limits?.concurrency === 'number' ? { concurrency: store.limits.concurrency } : {}),
     ...stripUndefined(options),
-    namespace: options.namespace ?? process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'middy-idempotency',
+    namespace: options.namespace ?? defaultNamespace(),
     logger: options.logger ?? console,
     logLevel: options.logLevel ?? defaultLogLevel()
   } as ResolvedOptions

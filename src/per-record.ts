@@ -2,6 +2,7 @@ import type { Context } from 'aws-lambda'
 import { IdempotencyConfigError, IdempotencyHeldBackError } from './errors.js'
 import { readableByLambda } from './batch/answer.js'
 import type { Batch } from './batch/batch.js'
+import { defaultKeyOf } from './batch/claim-batch.js'
 import { batchFor } from './batch/handover.js'
 import { schedule } from './batch/schedule.js'
 import { fulfilled, rejected } from './lifecycle/outcome.js'
@@ -75,7 +76,7 @@ export function perRecord<TRecord, TResult> (
 const toolsOf = (run: Run, transact: RecordTools['transact'], key: () => string): RecordTools =>
   ({ context: run.context, signal: run.signal, transact, get key () { return key() } })
 
-const noKey = (): never => { throw new IdempotencyConfigError('perRecord: key needs the idempotency middleware in the stack') }
+const noKey = (): never => { throw new IdempotencyConfigError('perRecord: key needs the idempotency middleware in the stack, or a batch of a known source') }
 
 interface Run { context: Context, signal: AbortSignal, concurrency: number }
 
@@ -125,7 +126,7 @@ const runPlain = async <TRecord, TResult>(event: unknown, records: TRecord[], fn
         item.group === undefined ? {} : { group: item.group }))
     },
     run: async ({ record, index }, free) => {
-      const result = await attempt(fn, record, toolsOf(run, noTransact, noKey)) as PromiseSettledResult<TResult>
+      const result = await attempt(fn, record, toolsOf(run, noTransact, () => source === undefined ? noKey() : defaultKeyOf(source, event, record, run.context))) as PromiseSettledResult<TResult>
       free()
       results[index] = result
       return result.status === 'fulfilled'

@@ -321,9 +321,10 @@ export interface RecordTools<TWrite = TransactItem> {
   signal: AbortSignal
   /**
    * The record's stored idempotency key (its namespace and a hash of what identifies it): pass it
-   * on to an API that deduplicates by key. Every record `perRecord` runs with `idempotency` in the
-   * stack has one. Without the middleware there is none, and reading it throws
-   * `IdempotencyConfigError` (as `transact` does) rather than give `undefined` as a key.
+   * on to an API that deduplicates by key. With `idempotency` in the stack, the key its record is
+   * stored under. Without the middleware (a unit test, a handler not yet protected), the key the
+   * middleware would store the record under with its defaults (the source's default key, under
+   * the function's name), computed when read.
    */
   key: string
   /**

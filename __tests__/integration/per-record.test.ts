@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
+import middy from '@middy/core'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
-import { idempotency, IdempotencyConfigError, IdempotencyHeldBackError, perRecord, type IdempotencyOptions, type RecordTools } from '../../src/index.js'
+import { idempotency, IdempotencyConfigError, IdempotencyHeldBackError, MemoryStore, perRecord, type IdempotencyOptions, type RecordTools } from '../../src/index.js'
 import { DynamoDBStore } from '../../src/dynamodb.js'
 import { deferred } from '../support/deferred.js'
 import { freshTable } from '../support/dynamodb.js'
@@ -261,14 +262,18 @@ describe('perRecord without the middleware', () => {
     expect((result as PromiseRejectedResult).reason.message).toMatch(/transact needs the idempotency middleware/)
   })
 
-  test('key without the middleware fails the record with a clear error, never passes undefined on as a key; a function that does not read it runs', async () => {
-    const keys: unknown[] = []
-    const handler = perRecord(async (_record: SQSRecord, { key }) => { keys.push(key) })
-    const [result] = await handler(sqsEvent([sqsRecord('x')]), lambdaContext())
+  test('key without the middleware is the key the middleware would store the record under with its defaults; a batch of no known source has none, and says so when read', async () => {
+    const keys: string[] = []
+    const unprotected = perRecord(async (_record: SQSRecord, { key }) => { keys.push(key) })
+    const record = sqsRecord('x')
+    expect(await unprotected(sqsEvent([structuredClone(record)]), lambdaContext())).toEqual([{ status: 'fulfilled', value: undefined }])
+    const store = new MemoryStore()
+    const protectedHandler = middy<SQSEvent>().use(idempotency({ store, logger: false })).handler(perRecord(async () => 'done'))
+    await protectedHandler(sqsEvent([structuredClone(record)]), lambdaContext())
+    expect(keys).toEqual(store.records().map((r) => r.key))
+    const unknownSource = perRecord(async (_record: unknown, { key }) => key)
+    const [result] = await unknownSource({ Records: [{ id: 1 }] } as never, lambdaContext())
     expect((result as PromiseRejectedResult).reason).toBeInstanceOf(IdempotencyConfigError)
     expect((result as PromiseRejectedResult).reason.message).toMatch(/key needs the idempotency middleware/)
-    expect(keys).toEqual([])
-    const signalOnly = perRecord(async (record: SQSRecord, { signal }) => `${record.body} ${signal.aborted}`)
-    expect(await signalOnly(sqsEvent([sqsRecord('y')]), lambdaContext())).toEqual([{ status: 'fulfilled', value: 'y false' }])
   })
 })

@@ -1,6 +1,8 @@
 import { forEachBounded } from '../bounded.js'
 import { IdempotencyConfigError, IdempotencyHeldBackError, IdempotencyKeyError, IdempotencyPayloadMismatchError } from '../errors.js'
 import { admit, claim } from '../lifecycle/claim.js'
+import { compileSelector } from '../lifecycle/key.js'
+import { defaultNamespace } from '../options.js'
 import type { LifecycleConfig, Unit } from '../lifecycle/config.js'
 import type { Lease } from '../lifecycle/lease.js'
 import { prepareUnit, type Selection } from '../lifecycle/prepare.js'
@@ -29,6 +31,18 @@ export const prepareRecords = (source: BatchSource, selection: Selection, record
     }
     return state
   })
+}
+
+/**
+ * The key `idempotency` with its defaults stores `record` under (the source's default key, under
+ * the function's name): what `perRecord` gives a record as `key` when no middleware claimed it.
+ * Throws the record's `IdempotencyKeyError` when it has none to give.
+ */
+export const defaultKeyOf = (source: BatchSource, event: unknown, record: unknown, context: unknown): string => {
+  const selection: Selection = { namespace: defaultNamespace(), key: compileSelector(source.defaults.key, 'key', source.encoded ?? []), keyName: 'the default key', defaultKey: true }
+  const [state] = prepareRecords(source, selection, [record], context, event)
+  if (state?.unit !== undefined) return state.unit.key
+  throw state?.outcome?.kind === 'rejected' ? state.outcome.error : new IdempotencyConfigError(`idempotency: ${source.label(record)} has no key`)
 }
 
 /**
