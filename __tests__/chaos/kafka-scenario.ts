@@ -6,7 +6,7 @@ import { kafkaGateway, kafkaShape, paymentOfKafka, placeId } from './kafka-payme
 import { KafkaTopic, type KafkaBatch } from './kafka-simulator.js'
 import { runLambdaLoop } from './lambda-loop.js'
 import { Ledger } from './ledger.js'
-import { planPuts } from './producer.js'
+import { planPuts, producing } from './producer.js'
 import { streamFor } from './prng.js'
 import { newRunStats, type ChaosConfig } from './scenario.js'
 import { newFaultCounters } from './store-faults.js'
@@ -70,20 +70,11 @@ export const runKafkaChaos = async (config: ChaosConfig, settings: KafkaSettings
     shape: kafkaShape(settings.keyBy === 'normalizer-path')
   }))
 
-  let nextPut = 0
   const invocations = await runLambdaLoop<MSKRecord, KafkaBatch>({
     seed, rates, clock, consumers, stats,
     functionTimeoutMs: config.functionTimeoutMs, maxSkewMs: config.maxSkewMs, maxVirtualMs: config.maxVirtualMs,
     source: {
-      produce: (now) => {
-        while (nextPut < puts.length && (puts[nextPut]?.at ?? Infinity) <= now) {
-          const put = puts[nextPut++] as (typeof puts)[number]
-          topic.produce({ paymentId: put.paymentId, amount: put.amount }, put.partitionKey, now)
-          stats.messages++
-          if (put.duplicate) stats.producerDuplicates++
-        }
-        return puts[nextPut]?.at ?? Infinity
-      },
+      produce: producing(puts, (payment, key, now) => { topic.produce(payment, key, now) }, stats),
       // Idle consumers take the ready records of the partitions not in flight.
       receive: (now) => topic.receive(now),
       nextReadyAt: (now) => topic.nextReadyAt(now),

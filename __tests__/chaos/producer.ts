@@ -23,3 +23,20 @@ export const planPuts = (config: ChaosConfig, partitionKeys: number, startedAt: 
   puts.sort((a, b) => a.at - b.at)
   return { puts, permanent }
 }
+
+/**
+ * The `produce` step of a log's Lambda loop: puts every planned record whose time has come
+ * (with `write`), counts it, and tells when the next one is due.
+ */
+export const producing = (puts: readonly Put[], write: (payment: { paymentId: string, amount: number }, partitionKey: string, now: number) => void, stats: { messages: number, producerDuplicates: number }): (now: number) => number => {
+  let next = 0
+  return (now) => {
+    while (next < puts.length && (puts[next]?.at ?? Infinity) <= now) {
+      const put = puts[next++] as Put
+      write({ paymentId: put.paymentId, amount: put.amount }, put.partitionKey, now)
+      stats.messages++
+      if (put.duplicate) stats.producerDuplicates++
+    }
+    return puts[next]?.at ?? Infinity
+  }
+}

@@ -5,7 +5,7 @@ import { Consumer, dynamoDBConnection, idempotencyOptions } from './consumer.js'
 import { newFaultCounters } from './store-faults.js'
 import { runLambdaLoop } from './lambda-loop.js'
 import { Ledger } from './ledger.js'
-import { planPuts } from './producer.js'
+import { planPuts, producing } from './producer.js'
 import { streamFor } from './prng.js'
 import { newRunStats, type ChaosConfig } from './scenario.js'
 import { KinesisStream, type ShardBatch } from './shard-simulator.js'
@@ -65,20 +65,11 @@ export const runStreamChaos = async (config: ChaosConfig, settings: StreamSettin
     shape: kinesisShape(normalize)
   }))
 
-  let nextPut = 0
   const invocations = await runLambdaLoop<KinesisStreamRecord, ShardBatch>({
     seed, rates, clock, consumers, stats,
     functionTimeoutMs: config.functionTimeoutMs, maxSkewMs: config.maxSkewMs, maxVirtualMs: config.maxVirtualMs,
     source: {
-      produce: (now) => {
-        while (nextPut < puts.length && (puts[nextPut]?.at ?? Infinity) <= now) {
-          const put = puts[nextPut++] as (typeof puts)[number]
-          stream.put({ paymentId: put.paymentId, amount: put.amount }, put.partitionKey, now)
-          stats.messages++
-          if (put.duplicate) stats.producerDuplicates++
-        }
-        return puts[nextPut]?.at ?? Infinity
-      },
+      produce: producing(puts, (payment, key, now) => { stream.put(payment, key, now) }, stats),
       // Idle consumers take the shards' ready batches (one in flight per shard).
       receive: (now) => stream.receive(now),
       nextReadyAt: (now) => stream.nextReadyAt(now),
