@@ -2,31 +2,21 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
 import eventNormalizer from '@middy/event-normalizer'
 import type { MSKEvent, MSKRecord } from 'aws-lambda'
 import { idempotency, IdempotencyKeyError, perRecord, type IdempotencyStore, type OutcomeReport } from '../../../src/index.js'
-import { RedisStore } from '../../../src/redis.js'
-import { freshTable } from '../../support/dynamodb.js'
 import { kafkaRecord, mskEvent, selfManagedKafkaEvent } from '../../support/kafka.js'
 import { batchMiddyVersions } from '../../support/middy.js'
-import { redisClients, uniquePrefix } from '../../support/redis.js'
 import { lambdaContext, recordingLogger } from '../../support/sqs.js'
+import { integrationStores, type StoreUnderTest } from '../../support/stores.js'
 
-type Table = Awaited<ReturnType<typeof freshTable>>
-let table: Table
-const clients = redisClients()
-beforeAll(async () => { table = await freshTable() })
-afterAll(async () => { await Promise.all([table.drop(), clients.close()]) })
-
-// The same promises on every store: DynamoDB Local, and a real redis-server (each test in a namespace of its own).
-const stores: Array<[string, () => Promise<IdempotencyStore>]> = [
-  ['DynamoDBStore', async () => table.store],
-  ['RedisStore', async () => new RedisStore({ client: await clients.nodeRedis(), keyPrefix: uniquePrefix('kafka') })]
-]
-const cases = stores.flatMap(([storeName, makeStore]) => batchMiddyVersions.map(([middyName, middy]) => [storeName, middyName, makeStore, middy] as const))
+// The same promises on every store: DynamoDB Local, and a real redis-server through each client family.
+const cases = integrationStores.flatMap(([storeName, open]) => batchMiddyVersions.map(([middyName, middy]) => [storeName, middyName, open, middy] as const))
 
 const valueOf = (record: MSKRecord): { orderId: string, fail?: boolean } => JSON.parse(Buffer.from(record.value, 'base64').toString()) as { orderId: string, fail?: boolean }
 
-describe.each(cases)('Kafka per record (Amazon MSK and self-managed) on %s, %s', (_storeName, _middyName, makeStore, middy) => {
+describe.each(cases)('Kafka per record (Amazon MSK and self-managed) on %s, %s', (_storeName, _middyName, open, middy) => {
+  let backend: StoreUnderTest
   let store: IdempotencyStore
-  beforeAll(async () => { store = await makeStore() })
+  beforeAll(async () => { backend = await open(); store = backend.store })
+  afterAll(async () => { await backend.close() })
 
   const consumer = (options: { key?: string, normalized?: boolean } = {}, outcomes: OutcomeReport[] = []) => {
     const runs: string[] = []
