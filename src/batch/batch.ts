@@ -124,15 +124,26 @@ export class Batch {
    * writes of every record of the batch share the store's bound (`limits.concurrency`):
    * `writing` is told when this one's turn has come (at once while the store has room).
    */
-  async settle (state: RecordState, result: PromiseSettledResult<unknown>, writes: readonly unknown[] = [], writing?: () => void, queued = true): Promise<void> {
+  async settle (state: RecordState, result: PromiseSettledResult<unknown>, writes: readonly unknown[] = [], writing?: () => void): Promise<void> {
+    await this.settleThrough(state, result, writes, async (write) => await this.storeRequests.run(write, writing))
+  }
+
+  /**
+   * Settles a record the batch closes on (a timeout, an error) at once, not in line behind the
+   * completions of records whose work has ended: the answer must reach Lambda before its deadline.
+   */
+  private async settleOnClose (state: RecordState, result: PromiseRejectedResult): Promise<void> {
+    await this.settleThrough(state, result, [], async (write) => await write())
+  }
+
+  private async settleThrough (state: RecordState, result: PromiseSettledResult<unknown>, writes: readonly unknown[], send: (write: () => Promise<Settlement>) => Promise<Settlement>): Promise<void> {
     if (state.phase === 'settling' || state.phase === 'settled' || state.outcome?.kind !== 'run') return
     const hold = state.outcome
     state.phase = 'settling'
     // Failed after Middy's timeout, or so close to the deadline that it most likely is one:
     // judged when the work ended, not when the store had room for its write.
     const timedOut = this.timedOut || deadlineWithin(this.context, this.limits.timeoutMarginMs)
-    const write = async (): Promise<Settlement> => await settleUnit(this.config, state.unit as Unit, hold, result, { writes, timedOut })
-    const settlement = queued ? await this.storeRequests.run(write, writing) : await write()
+    const settlement = await send(async () => await settleUnit(this.config, state.unit as Unit, hold, result, { writes, timedOut }))
     state.result = settlement.result
     state.settledAs = settlement.kind
     if (settlement.onFailure !== undefined) state.onFailure = settlement.onFailure
@@ -146,10 +157,7 @@ export class Batch {
     return this.run.filter((s) => s.phase !== 'settled' && s.phase !== 'settling')
   }
 
-  /**
-   * Settles each unsettled record with `settle`, within the store's bound, on its own: closing
-   * releases are not queued behind the completions of records whose work has ended.
-   */
+  /** Settles each unsettled record with `settle`, within the store's bound. */
   async settleEach (settle: (state: RecordState) => Promise<void>): Promise<void> {
     await forEachBounded(this.unsettled(), this.limits.concurrency, settle)
   }
@@ -166,8 +174,7 @@ export class Batch {
     await this.settleEach(async (state) => {
       if (state.phase === 'handed' || state.phase === 'not-started') {
         state.phase = 'not-started'
-        // Not behind the records' completions: the answer must reach Lambda before its deadline.
-        await this.settle(state, rejected(new IdempotencyHeldBackError('the invocation timed out before it started')), [], undefined, false)
+        await this.settleOnClose(state, rejected(new IdempotencyHeldBackError('the invocation timed out before it started')))
       }
     })
   }
@@ -185,7 +192,7 @@ export class Batch {
       // A record perRecord is still running settles itself when its work ends.
       if (state.phase === 'running') return
       const started = handlerMayHaveRun && (!this.scheduled || (state.phase !== 'handed' && state.phase !== 'not-started'))
-      await this.settle(state, rejected(started ? error : new IdempotencyHeldBackError('the invocation failed before the handler started it (a middleware inside idempotency, or the handler before reading it)')), [], undefined, false)
+      await this.settleOnClose(state, rejected(started ? error : new IdempotencyHeldBackError('the invocation failed before the handler started it (a middleware inside idempotency, or the handler before reading it)')))
     })
   }
 
