@@ -6,6 +6,8 @@ import { createClient } from 'redis'
 import { redisServerBinary, startRedisServer } from '../../scripts/redis-server.mjs'
 import type { IdempotencyStore } from '../../src/index.js'
 import { RedisStore } from '../../src/redis.js'
+import { recordOf } from '../../src/stores/redis/record.js'
+import type { IdempotencyRecord } from '../../src/stores/store.js'
 import type { StoreConnection } from './consumer.js'
 import type { ScheduledFaults } from './lambda-loop.js'
 import { streamFor } from './prng.js'
@@ -231,7 +233,7 @@ export class RedisSite {
   async items (): Promise<Array<Record<string, unknown>>> {
     const items: Array<Record<string, unknown>> = []
     for (const [key, record] of await this.#records()) {
-      items.push({ idempotencyKey: key, status: record.s, leaseToken: record.t, ...(record.l === undefined ? {} : { inProgressExpiry: Number(record.l) }) })
+      items.push({ idempotencyKey: key, status: record.status, leaseToken: record.leaseToken, ...(record.inProgressExpiry === undefined ? {} : { inProgressExpiry: record.inProgressExpiry }) })
     }
     return items
   }
@@ -257,11 +259,16 @@ export class RedisSite {
     await within(Promise.all([this.#admin, ...this.#clients].map(ready)), 'the clients to reconnect')
   }
 
-  async #records (): Promise<Map<string, Record<string, string>>> {
-    const records = new Map<string, Record<string, string>>()
+  async #records (): Promise<Map<string, IdempotencyRecord>> {
+    const records = new Map<string, IdempotencyRecord>()
     for await (const keys of this.#admin.scanIterator({ MATCH: `${KEY_PREFIX}*`, COUNT: 1000 })) {
-      const hashes = await Promise.all(keys.map(async (key) => [key, await this.#admin.hGetAll(key)] as const))
-      for (const [key, hash] of hashes) if (Object.keys(hash).length > 0) records.set(key.slice(KEY_PREFIX.length), hash)
+      const values = keys.length === 0 ? [] : await this.#admin.mGet(keys)
+      keys.forEach((redisKey, i) => {
+        const key = redisKey.slice(KEY_PREFIX.length)
+        const record = recordOf(key, values[i] ?? null)
+        if (typeof record === 'string') throw new Error(`the chaos server holds ${redisKey}, not a record: ${record}`)
+        if (record !== undefined) records.set(key, record)
+      })
     }
     return records
   }
@@ -272,7 +279,7 @@ export class RedisSite {
   }
 
   async #snapshot (): Promise<Map<string, RecordState>> {
-    return new Map([...await this.#records()].map(([key, r]) => [key, { status: String(r.s), ...(r.t === undefined ? {} : { token: r.t }) }]))
+    return new Map([...await this.#records()].map(([key, r]) => [key, { status: r.status, ...(r.leaseToken === undefined ? {} : { token: r.leaseToken }) }]))
   }
 
   /** The store, counting the requests that failed because the server was down. */

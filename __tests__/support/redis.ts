@@ -80,14 +80,14 @@ export const redisAdmin = (clients: ReturnType<typeof redisClients>, topology: '
       const c = await cluster!
       await Promise.all(c.masters.map(async (master) => await (await c.nodeClient(master)).scriptFlush()))
     },
-    /** The fields of the hash at `key`. */
-    fields: async (key: string): Promise<Record<string, string>> => single !== undefined ? await (await single).hGetAll(key) : await (await cluster!).hGetAll(key)
+    /** The value at `key` as Redis holds it (null when there is none). */
+    value: async (key: string): Promise<string | null> => single !== undefined ? await (await single).get(key) : await (await cluster!).get(key)
   }
 }
 
 /**
  * A client of any family that counts what it is asked to send: `sent` gets each command's name
- * (`EVALSHA`, `HMGET`…), through node-redis's `sendCommand`.
+ * (`EVALSHA`, `MGET`…), through node-redis's `sendCommand`.
  */
 export const countingClient = (client: { sendCommand: (args: string[]) => Promise<unknown> }): { client: RedisClientLike, sent: string[] } => {
   const sent: string[] = []

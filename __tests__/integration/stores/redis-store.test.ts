@@ -87,16 +87,23 @@ describe.each(cases)('RedisStore with %s (%s)', (family, topology) => {
     expect(failed?.responseData).toBeUndefined()
   })
 
-  test('a record is one hash under keyPrefix + key, with no hash tag added', async () => {
+  test('a record is one string under keyPrefix + key, with no hash tag added: five header lines, then the body', async () => {
     const { store, keyPrefix } = await storeOf('layout')
     const now = Date.now()
-    await store.claim(claimOf('orders#abc', 't', now), now)
     const expiry = Math.floor(now / 1000) + 60
-    await store.fail('orders#abc', 't', { expiry, error: { name: 'CardError', message: 'declined', code: 'card_declined' } })
+    await store.claim(claimOf('orders#abc', 't', now), now)
     expect(keyPrefix).not.toMatch(/[{}]/)
-    expect(await admin.fields(`${keyPrefix}orders#abc`)).toEqual({
-      s: 'FAILED', e: String(expiry), l: String(now + 30_000), t: 't', p: 'hash', en: 'CardError', em: 'declined', ec: 'card_declined'
-    })
+    expect(await admin.value(`${keyPrefix}orders#abc`)).toBe(`IN_PROGRESS\n${Math.floor(now / 1000) + 3600}\n${now + 30_000}\nt\nhash\n`)
+    await store.fail('orders#abc', 't', { expiry, error: { name: 'CardError', message: 'declined\nfor good', code: 'card_declined' } })
+    expect(await admin.value(`${keyPrefix}orders#abc`)).toBe(`FAILED\n${expiry}\n${now + 30_000}\nt\nhash\ne["CardError","declined\\nfor good","card_declined"]`)
+    const { payloadHash: _none, ...noHash } = claimOf('no-hash', 'u', now)
+    await store.claim(noHash, now)
+    await store.complete('no-hash', 'u', { expiry, responseData: '{"multi":"line\\nresult"}' })
+    expect(await admin.value(`${keyPrefix}no-hash`)).toBe(`COMPLETED\n${expiry}\n${now + 30_000}\nu\n\nd{"multi":"line\\nresult"}`)
+    expect((await store.read(['orders#abc', 'no-hash']))).toEqual(new Map([
+      ['orders#abc', { key: 'orders#abc', status: 'FAILED', expiry, inProgressExpiry: now + 30_000, leaseToken: 't', payloadHash: 'hash', error: { name: 'CardError', message: 'declined\nfor good', code: 'card_declined' } }],
+      ['no-hash', { key: 'no-hash', status: 'COMPLETED', expiry, inProgressExpiry: now + 30_000, leaseToken: 'u', responseData: '{"multi":"line\\nresult"}' }]
+    ]))
   })
 })
 
@@ -119,7 +126,7 @@ describe.each(clusterFamilies)('a bulk read on the cluster with %s', (family) =>
   })
 })
 
-test('on one server, a slice of reads is one command and one reply, whatever slots its keys would have in a cluster', async () => {
+test('on one server, a slice of reads is one MGET, whatever slots its keys would have in a cluster', async () => {
   const { client, sent } = countingClient(await clients.nodeRedis())
   const store = new RedisStore({ client, keyPrefix: uniquePrefix('slice') })
   const keys = Array.from({ length: 300 }, (_, i) => `orders#${i}`)
@@ -128,12 +135,12 @@ test('on one server, a slice of reads is one command and one reply, whatever slo
   await store.read(['warm'])
   sent.length = 0
   const found = await store.read(keys)
-  expect(sent).toEqual(['EVALSHA'])
+  expect(sent).toEqual(['MGET'])
   expect([...found.keys()].sort()).toEqual(keys.filter((_, i) => i % 2 === 0).sort())
   for (const [key, record] of found) expect(record).toMatchObject({ key, status: 'IN_PROGRESS', leaseToken: `t-${key}`, payloadHash: 'hash' })
 })
 
-test('on one server, the claims, completions and releases of a burst are one command; a key holding something else fails its own call only', async () => {
+test('on one server, the claims, completions and releases of a burst are one command; a key holding something else fails its own call only, and is never overwritten', async () => {
   const raw = await clients.nodeRedis()
   const { client, sent } = countingClient(raw)
   const keyPrefix = uniquePrefix('burst')
@@ -141,12 +148,16 @@ test('on one server, the claims, completions and releases of a burst are one com
   const now = Date.now()
   const expiry = Math.floor(now / 1000) + 60
   await raw.set(`${keyPrefix}foreign`, 'an application\'s own string')
+  await raw.hSet(`${keyPrefix}foreign-hash`, 'field', 'value')
   await store.claim(claimOf('warm', 't', now), now)
   sent.length = 0
-  const claims = await Promise.allSettled(['a', 'b', 'foreign', 'c'].map(async (key) => await store.claim(claimOf(key, `t-${key}`, now), now)))
+  const claims = await Promise.allSettled(['a', 'b', 'foreign', 'c', 'foreign-hash'].map(async (key) => await store.claim(claimOf(key, `t-${key}`, now), now)))
   expect(sent).toEqual(['EVALSHA'])
-  expect(claims.map((c) => c.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled'])
-  expect((claims[2] as PromiseRejectedResult).reason).toMatchObject({ name: 'IdempotencyStoreError', operation: 'claim', key: 'foreign', message: expect.stringMatching(/WRONGTYPE/) })
+  expect(claims.map((c) => c.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'rejected'])
+  expect((claims[2] as PromiseRejectedResult).reason).toMatchObject({ name: 'IdempotencyStoreError', operation: 'claim', key: 'foreign', message: expect.stringMatching(/not a record of RedisStore/) })
+  expect((claims[4] as PromiseRejectedResult).reason).toMatchObject({ name: 'IdempotencyStoreError', operation: 'claim', key: 'foreign-hash', message: expect.stringMatching(/WRONGTYPE/) })
+  expect(await raw.get(`${keyPrefix}foreign`)).toBe('an application\'s own string')
+  expect(await raw.hGetAll(`${keyPrefix}foreign-hash`)).toEqual({ field: 'value' })
   sent.length = 0
   expect(await Promise.all([
     store.complete('a', 't-a', { expiry, responseData: '{"n":1}' }),
@@ -178,10 +189,10 @@ test('a single-endpoint client on a cluster-mode server: the slice it refuses (C
     expect(direct.sent).toEqual(['EVALSHA', 'EVALSHA', 'EVALSHA', 'EVALSHA'])
     direct.sent.length = 0
     expect([...(await store.read(keys)).keys()].sort()).toEqual(keys.slice(0, 3).sort())
-    expect(direct.sent.filter((command) => command === 'HMGET')).toHaveLength(5)
+    expect(direct.sent).toEqual(['MGET', 'GET', 'GET', 'GET', 'GET', 'GET'])
     direct.sent.length = 0
     expect([...(await store.read(keys)).keys()].sort()).toEqual(keys.slice(0, 3).sort())
-    expect(direct.sent).toEqual(['HMGET', 'HMGET', 'HMGET', 'HMGET', 'HMGET'])
+    expect(direct.sent).toEqual(['GET', 'GET', 'GET', 'GET', 'GET'])
   } finally {
     await raw.quit()
   }

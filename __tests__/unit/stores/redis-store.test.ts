@@ -73,7 +73,8 @@ describe('RedisStore faults', () => {
   })
 
   test('a refused claim whose reply is not a record is a store error, never a claim', async () => {
-    for (const reply of [[], 'OK', 0, [null, null, null, null, null, null, null, null, null], ['PAID', '1', null, null, null, null, null, null, null]]) {
+    const refusals = [[], 'OK', 0, 'PAID\n1\n\nt\n\n', 'COMPLETED\nsoon\n\nt\n\n', 'COMPLETED\n1\n\nt\n', 'FAILED\n1\n\nt\n\ne{"name":"E"}', 'COMPLETED\n1\n\nt\n\nx']
+    for (const reply of refusals) {
       const store = new RedisStore({ client: fake(() => reply).client })
       await expect(store.claim(record, 1_700_000_000_000)).rejects.toThrow(IdempotencyStoreError)
     }
@@ -84,25 +85,47 @@ describe('RedisStore faults', () => {
     await expect(store.complete('ns#k', 't', { expiry: 1 })).rejects.toThrow(/the script answered "OK", not 1 or 0/)
   })
 
-  test('a key of the same name holding something else is a store error on read', async () => {
-    const store = new RedisStore({ client: fake(() => ['x', null, null, null, null, null, null, null, null]).client })
-    await expect(store.read(['ns#k'])).rejects.toThrow(/is not a record of RedisStore/)
+  test('a key of the same name holding something else is a store error on read, naming only the start of the value', async () => {
+    const store = new RedisStore({ client: fake(() => ['an application\'s own string, long and perhaps secret']).client })
+    await expect(store.read(['ns#k'])).rejects.toThrow('the value is not a record of RedisStore (it starts "an application\'s")')
+  })
+
+  test('a lease token or payload hash with a line break is refused before anything is sent: the record\'s header could not hold it', async () => {
+    const { client, sent } = fake(() => null)
+    const store = new RedisStore({ client })
+    await expect(store.claim({ ...record, leaseToken: 'a\nb' }, 1_700_000_000_000)).rejects.toThrow(/line break/)
+    await expect(store.claim({ ...record, payloadHash: 'h\n' }, 1_700_000_000_000)).rejects.toMatchObject({ name: 'IdempotencyStoreError', operation: 'claim' })
+    expect(sent).toEqual([])
+  })
+
+  test('settlements send their body: the result\'s JSON after a d, the error as JSON after an e', async () => {
+    const { client, calls } = fake(() => 1)
+    const store = new RedisStore({ client })
+    await store.complete('ns#k', 't', { expiry: 5, responseData: '{"ok":true}' })
+    await store.complete('ns#k', 't', { expiry: 5 })
+    await store.fail('ns#k', 't', { expiry: 5, error: { name: 'CardError', message: 'declined\nhard', code: 'card_declined' } })
+    await store.fail('ns#k', 't', { expiry: 5, error: { name: 'Error', message: '' } })
+    expect(calls.map((args) => args.slice(4))).toEqual([
+      ['t', '5', 'd{"ok":true}', String(expireAt(5))],
+      ['t', '5', '', String(expireAt(5))],
+      ['t', '5', 'e["CardError","declined\\nhard","card_declined"]', String(expireAt(5))],
+      ['t', '5', 'e["Error",""]', String(expireAt(5))]
+    ])
   })
 
   test('the claim sends the caller\'s clock, the record and when the key expires; EVALSHA names one key, the prefixed one', async () => {
     const { client, sent } = fake(() => null)
     const store = new RedisStore({ client, keyPrefix: 'p:' })
     expect(await store.claim({ ...record, payloadHash: 'h' }, 1_700_000_000_999)).toBeUndefined()
-    const args = ['1700000000999', '1700000000', 't', '1700000100', '1700000030000', '1', 'h', String(expireAt(1_700_000_100))]
+    const args = ['1700000000999', '1700000000', 't', '1700000100', '1700000030000', 'h', String(expireAt(1_700_000_100))]
     expect(sent[0]?.slice(2)).toEqual(['1', 'p:ns#k', ...args])
     // Claimed with another in the same burst, it is one call of a command naming both keys.
     await Promise.all([store.claim({ ...record, payloadHash: 'h' }, 1_700_000_000_999), store.claim({ ...record, key: 'ns#j' }, 1_700_000_000_999)])
-    expect(sent[1]?.slice(2, 15)).toEqual(['2', 'p:ns#k', 'p:ns#j', 'claim', '8', ...args])
+    expect(sent[1]?.slice(2, 14)).toEqual(['2', 'p:ns#k', 'p:ns#j', 'claim', '7', ...args])
   })
 
-  const none = [null, null, null, null, null, null, null, null, null]
-  /** Answers the read script with no record for each of its keys, and HMGET with no record. */
-  const nothingStored = (args: string[]): unknown => args[0] === 'EVALSHA' ? Array.from({ length: Number(args[2]) }, () => none) : none
+  /** Answers MGET with no record for each of its keys, and GET with no record. */
+  const nothingStored = (args: string[]): unknown => args[0] === 'MGET' ? args.slice(1).map(() => null) : null
 
   test('a read of no keys sends nothing; a read names each key once, all in one command', async () => {
     const { client, sent } = fake(nothingStored)
@@ -110,21 +133,21 @@ describe('RedisStore faults', () => {
     expect((await store.read([])).size).toBe(0)
     expect(sent).toEqual([])
     await store.read(['a', 'b', 'a'])
-    expect(sent.map((args) => args.slice(2))).toEqual([['2', 'a', 'b']])
+    expect(sent).toEqual([['MGET', 'a', 'b']])
   })
 
   test('a slice refused for another reason than CROSSSLOT is read a command per key this time, and in one command again next time', async () => {
     let refuse = true
     const { client, sent } = fake((args) => {
-      if (args[0] === 'EVALSHA' && refuse) { refuse = false; throw new Error('ERR Error running script (call to f_0): @user_script:1: Script attempted to access a non local key') }
+      if (args[0] === 'MGET' && refuse) { refuse = false; throw new Error('LOADING Redis is loading the dataset in memory') }
       return nothingStored(args)
     })
     const store = new RedisStore({ client })
     expect((await store.read(['a', 'b'])).size).toBe(0)
-    expect(sent.map((args) => args[0])).toEqual(['EVALSHA', 'HMGET', 'HMGET'])
+    expect(sent.map((args) => args[0])).toEqual(['MGET', 'GET', 'GET'])
     sent.length = 0
     expect((await store.read(['a', 'b'])).size).toBe(0)
-    expect(sent.map((args) => args[0])).toEqual(['EVALSHA'])
+    expect(sent.map((args) => args[0])).toEqual(['MGET'])
   })
 
   test('a key expires after the first millisecond its record no longer protects', () => {

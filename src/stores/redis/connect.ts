@@ -29,7 +29,7 @@ const KNOWN = 'give a connected node-redis client or cluster, an ioredis or iova
  * @example
  * ```ts
  * const connection = connect(await createClient({ url }).connect())
- * await connection.send('my-key', ['HMGET', 'my-key', 's'])
+ * await connection.send('my-key', ['GET', 'my-key'])
  * ```
  */
 export const connect = (client: unknown): RedisConnection => {

@@ -4,9 +4,9 @@ import { refuseUnknownOptions } from '../../unknown-options.js'
 import type { ClaimRecord, IdempotencyRecord, IdempotencyStore, StoreLimits } from '../store.js'
 import { connect, type RedisClientLike } from './connect.js'
 import { isCrossSlot, isNoScript, type RedisConnection } from './connection.js'
-import { recordOf } from './record.js'
+import { completedBody, failedBody, fitsHeader, recordOf } from './record.js'
 import { ScriptCallBatcher } from './batched.js'
-import { CLAIM, COMPLETE, FAIL, FIELDS, MANY, READ, RELEASE, type ScriptName } from './scripts.js'
+import { CLAIM, COMPLETE, FAIL, MANY, RELEASE, type ScriptName } from './scripts.js'
 
 /**
  * Options of {@link RedisStore}.
@@ -43,8 +43,8 @@ const OPTION_NAMES = ['client', 'keyPrefix', 'maxResponseBytes'] as const satisf
 const everyOptionListed: Exclude<keyof RedisStoreOptions, (typeof OPTION_NAMES)[number]> extends never ? true : never = true
 void everyOptionListed
 
-// Keys one `read` takes: on one server, one script reading them all; on a cluster (no
-// cross-slot command), an HMGET each, pipelined.
+// Keys one `read` takes: on one server, one MGET; on a cluster (no cross-slot command), a GET
+// each, pipelined.
 const MAX_READ_KEYS = 1000
 
 // A key expires this long after its record stops protecting (the first millisecond after the
@@ -55,18 +55,19 @@ const EXPIRY_MARGIN_MS = 1000
 /** A script run by its SHA1 (`EVALSHA`), sent whole (`EVAL`) when the server does not know it. */
 interface Script { source: string, sha: string }
 const script = (source: string): Script => ({ source, sha: createHash('sha1').update(source).digest('hex') })
-const SCRIPTS = { claim: script(CLAIM), complete: script(COMPLETE), fail: script(FAIL), release: script(RELEASE), read: script(READ), many: script(MANY) }
+const SCRIPTS = { claim: script(CLAIM), complete: script(COMPLETE), fail: script(FAIL), release: script(RELEASE), many: script(MANY) }
 
 /** When the key of a record whose `expiry` (epoch seconds) is given expires: epoch milliseconds, as `PEXPIREAT` takes them. */
 export const expireAt = (expirySeconds: number): number => (expirySeconds + 1) * 1000 + EXPIRY_MARGIN_MS
 
 /**
- * The Redis store (Redis OSS, Valkey, ElastiCache, MemoryDB): one hash per record, each
+ * The Redis store (Redis OSS 6.2+, Valkey, ElastiCache, MemoryDB): one string per record, each
  * operation one Lua script, atomic on the server. A claim writes only when no record protects
  * the key at the caller's `nowMs`, and otherwise returns the record in the way in the same
  * round trip; completion, failure and release compare the lease token, so a stale owner whose
  * lease lapsed never overwrites nor deletes the new owner's record. Every key expires just after
- * its record stops protecting. A bulk `read` is pipelined, one round trip per node. Durability
+ * its record stops protecting. A bulk `read` is one `MGET` on one server, and pipelined `GET`s, one
+ * round trip per node, on a cluster. Durability
  * is the server's (docs/redis.md: persistence). No `commit`: `transact` needs a store whose
  * transactions hold your DynamoDB writes.
  *
@@ -112,10 +113,10 @@ export class RedisStore implements IdempotencyStore {
   }
 
   async claim (record: ClaimRecord, nowMs: number): Promise<IdempotencyRecord | undefined> {
-    const hash = record.payloadHash
+    const { leaseToken, payloadHash = '' } = record
+    if (!fitsHeader(leaseToken) || !fitsHeader(payloadHash)) this.#fault('claim', record.key, 'a lease token or payload hash with a line break cannot be stored')
     const reply = await this.#run('claim', record.key, [
-      String(nowMs), String(Math.floor(nowMs / 1000)), record.leaseToken, String(record.expiry), String(record.inProgressExpiry),
-      hash === undefined ? '0' : '1', hash ?? '', String(expireAt(record.expiry))
+      String(nowMs), String(Math.floor(nowMs / 1000)), leaseToken, String(record.expiry), String(record.inProgressExpiry), payloadHash, String(expireAt(record.expiry))
     ])
     if (reply === null) return undefined
     // Never "claimed" on a reply we cannot read: that would run the work unprotected.
@@ -123,13 +124,11 @@ export class RedisStore implements IdempotencyStore {
   }
 
   async complete (key: string, leaseToken: string, outcome: { expiry: number, responseData?: string }): Promise<boolean> {
-    const data = outcome.responseData
-    return await this.#fenced('complete', key, [leaseToken, String(outcome.expiry), data === undefined ? '0' : '1', data ?? '', String(expireAt(outcome.expiry))])
+    return await this.#fenced('complete', key, [leaseToken, String(outcome.expiry), completedBody(outcome.responseData), String(expireAt(outcome.expiry))])
   }
 
   async fail (key: string, leaseToken: string, outcome: { expiry: number, error: StoredError }): Promise<boolean> {
-    const { name, message, code } = outcome.error
-    return await this.#fenced('fail', key, [leaseToken, String(outcome.expiry), name, message, code === undefined ? '0' : '1', code ?? '', String(expireAt(outcome.expiry))])
+    return await this.#fenced('fail', key, [leaseToken, String(outcome.expiry), failedBody(outcome.error), String(expireAt(outcome.expiry))])
   }
 
   async release (key: string, leaseToken: string): Promise<boolean> {
@@ -141,7 +140,7 @@ export class RedisStore implements IdempotencyStore {
     if (unique.length === 0) return new Map()
     let replies = this.#readAtOnce ? await this.#readInOne(unique) : undefined
     try {
-      replies ??= await this.#connection.sendEach(unique.map((key) => ({ key: this.#prefix + key, args: ['HMGET', this.#prefix + key, ...FIELDS] })))
+      replies ??= await this.#connection.sendEach(unique.map((key) => ({ key: this.#prefix + key, args: ['GET', this.#prefix + key] })))
     } catch (error) {
       throw this.#error('read', undefined, error)
     }
@@ -154,13 +153,14 @@ export class RedisStore implements IdempotencyStore {
   }
 
   /**
-   * Every key's fields in one script call and one reply. Undefined when that fails, for the
-   * keys to be read one command each: for good when the server is a cluster's (a single-endpoint
-   * client on a cluster-mode server, which refuses keys of several slots in one command).
+   * Every key's record in one `MGET`. Undefined when that fails, for the keys to be read one
+   * command each: for good when the server is a cluster's (a single-endpoint client on a
+   * cluster-mode server, which refuses keys of several slots in one command).
    */
   async #readInOne (keys: readonly string[]): Promise<unknown[] | undefined> {
     try {
-      const reply = await this.#eval(SCRIPTS.read, keys.map((key) => this.#prefix + key), [])
+      const redisKeys = keys.map((key) => this.#prefix + key)
+      const reply = await this.#connection.send(redisKeys[0] as string, ['MGET', ...redisKeys])
       if (Array.isArray(reply) && reply.length === keys.length) return reply
     } catch (error) {
       if (isCrossSlot(error)) this.#readAtOnce = false

@@ -2,98 +2,75 @@
  * The RedisStore's operations, each one Lua script, so that the check and the write are one
  * atomic step on the server (https://redis.io/docs/latest/develop/programmability/eval-intro/).
  *
- * A record is one hash, not one JSON string:
- * - the scripts compare a token and two numbers without decoding anything, so they need no
- *   `cjson` (bundled with Redis 7, Valkey and ElastiCache today, but one less thing to trust) and
- *   never round-trip epoch milliseconds through a JSON encoder's number formatting;
- * - `responseData` is stored as the JSON text it already is, not escaped again inside another
- *   JSON document (a quote-heavy result would grow by a fifth);
- * - `HMGET` of the fields reads it back in one command, as an array in RESP2 and RESP3 alike, so
- *   a refused claim returns the record in the way in the same round trip.
- * Small records stay in Redis's compact listpack encoding (short field names); one with a large
- * response costs a hash table's few hundred bytes more — little beside the response itself.
+ * A record is one string (docs/redis.md: semantics and limits): a header of five lines, then a
+ * body the scripts never look into.
  *
- * Every write sets the key to expire just after the record stops protecting (`PEXPIREAT`, inside
- * the script: no client can drop it). Times are the caller's (ARGV), never the server's clock:
- * the claim judges `isClaimable` at the caller's `nowMs`, the fences compare tokens.
+ *     status \n expiry (epoch s) \n lease end (epoch ms) \n lease token \n payload hash \n body
+ *
+ * - A bulk read is one `MGET` (one server) or a `GET` per key (a cluster): commands Redis runs
+ *   natively, where reading a hash's fields from a script costs the server a Lua call and a
+ *   table per key — five times the time of the `MGET` of the same records on the bench's server.
+ * - The scripts judge a record from its header with one anchored `string.match`: no `cjson`
+ *   (bundled with Redis 7, Valkey and ElastiCache today, but one less thing to trust), and epoch
+ *   milliseconds never go through a JSON encoder's number formatting.
+ * - The body is what the client made of the result (`d` and the JSON text it already is) or of
+ *   the error (`e` and JSON), or nothing: a result is not escaped again inside another document.
+ * - An empty payload hash is none. The header's fields hold no line break: the store refuses a
+ *   lease token or payload hash that has one (the lifecycle's are a UUID and hex).
+ *
+ * Every write sets when the key expires, just after the record stops protecting (`SET … PXAT`,
+ * inside the script: no client can drop it; Redis 6.2 or later, every Valkey). Times are the
+ * caller's (ARGV), never the server's clock: the claim judges `isClaimable` at the caller's
+ * `nowMs`, the fences compare tokens.
  */
 
-/**
- * The hash's fields, in the order `HMGET` returns them: status, expiry (epoch s), lease end
- * (epoch ms), lease token, payload hash, response data, the stored error's name, message, code.
- */
-export const FIELDS = ['s', 'e', 'l', 't', 'p', 'd', 'en', 'em', 'ec'] as const
-
-const HMGET = `redis.call('HMGET', KEYS[1], ${FIELDS.map((field) => `'${field}'`).join(', ')})`
+// The header's five fields, as captures; `v` the record's text.
+const HEADER = String.raw`string.match(v, '^([^\n]*)\n([^\n]*)\n([^\n]*)\n([^\n]*)\n([^\n]*)\n')`
 
 /**
  * KEYS[1] the record; ARGV nowMs, nowSeconds (floor of nowMs / 1000), token, expiry, lease end,
- * has payload hash ('1'/'0'), payload hash, expire-at (epoch ms). Nil when written; otherwise
- * the fields of the record in the way (`FIELDS` order), and nothing is written.
+ * payload hash ('' for none), expire-at (epoch ms). Nil when written; otherwise the text of the
+ * value in the way, and nothing is written: a record that protects the key, or a value that is
+ * not a record at all (never overwritten: the client reports it).
  */
-export const CLAIM = `
-local f = ${HMGET}
-if f[1] then
-  local expired = tonumber(f[2]) < tonumber(ARGV[2])
-  local lapsed = f[1] == 'IN_PROGRESS' and tonumber(f[3] or '0') < tonumber(ARGV[1])
-  if not expired and not lapsed then return f end
-  redis.call('DEL', KEYS[1])
+export const CLAIM = String.raw`
+local v = redis.call('GET', KEYS[1])
+if v then
+  local s, e, l = ${HEADER}
+  local expiry = tonumber(e)
+  if expiry == nil or (s ~= 'IN_PROGRESS' and s ~= 'COMPLETED' and s ~= 'FAILED') then return v end
+  local expired = expiry < tonumber(ARGV[2])
+  local lapsed = s == 'IN_PROGRESS' and (tonumber(l) or 0) < tonumber(ARGV[1])
+  if not expired and not lapsed then return v end
 end
-if ARGV[6] == '1' then
-  redis.call('HSET', KEYS[1], 's', 'IN_PROGRESS', 'e', ARGV[4], 'l', ARGV[5], 't', ARGV[3], 'p', ARGV[7])
-else
-  redis.call('HSET', KEYS[1], 's', 'IN_PROGRESS', 'e', ARGV[4], 'l', ARGV[5], 't', ARGV[3])
-end
-redis.call('PEXPIREAT', KEYS[1], ARGV[8])
+redis.call('SET', KEYS[1], 'IN_PROGRESS\n' .. ARGV[4] .. '\n' .. ARGV[5] .. '\n' .. ARGV[3] .. '\n' .. ARGV[6] .. '\n', 'PXAT', ARGV[7])
 return false
 `
 
-// The fenced writes read the token and the status in one call: a record still IN_PROGRESS was
-// written whole by its claim and has no result or error fields to clear, so the common case is
-// three calls on the server (read, one HSET, PEXPIREAT); one settled before under the same
-// lease (an answer lost, the write sent again) has its old fields cleared first.
-const FENCE = `
-local f = redis.call('HMGET', KEYS[1], 't', 's')
-if f[1] ~= ARGV[1] then return 0 end`
-
-/** KEYS[1]; ARGV token, expiry, has data ('1'/'0'), data, expire-at. 1 when the token holds the record, else 0 and nothing is written. */
-export const COMPLETE = `${FENCE}
-if f[2] ~= 'IN_PROGRESS' then redis.call('HDEL', KEYS[1], 'd', 'en', 'em', 'ec') end
-if ARGV[3] == '1' then
-  redis.call('HSET', KEYS[1], 's', 'COMPLETED', 'e', ARGV[2], 'd', ARGV[4])
-else
-  redis.call('HSET', KEYS[1], 's', 'COMPLETED', 'e', ARGV[2])
-end
-redis.call('PEXPIREAT', KEYS[1], ARGV[5])
-return 1
-`
-
-/** KEYS[1]; ARGV token, expiry, error name, message, has code ('1'/'0'), code, expire-at. 1 when the token holds the record, else 0. */
-export const FAIL = `${FENCE}
-if f[2] ~= 'IN_PROGRESS' then redis.call('HDEL', KEYS[1], 'd', 'ec') end
-if ARGV[5] == '1' then
-  redis.call('HSET', KEYS[1], 's', 'FAILED', 'e', ARGV[2], 'en', ARGV[3], 'em', ARGV[4], 'ec', ARGV[6])
-else
-  redis.call('HSET', KEYS[1], 's', 'FAILED', 'e', ARGV[2], 'en', ARGV[3], 'em', ARGV[4])
-end
-redis.call('PEXPIREAT', KEYS[1], ARGV[7])
-return 1
-`
-
 /**
- * KEYS the records; no ARGV. The fields of each (`FIELDS` order), in KEYS order: a slice of
- * reads in one command and one reply, where a command per key costs the client a command, a
- * reply and a promise each. Only where every key is on one server (no cluster).
+ * A fenced settlement to `status`: KEYS[1]; ARGV token, expiry, body, expire-at. 1 when the
+ * token holds the record (rewritten whole: lease and payload hash kept, the body replaced, so a
+ * record settled again under the same lease keeps nothing of the earlier settlement), else 0
+ * and nothing is written.
  */
-export const READ = `
-local out = {}
-for i, key in ipairs(KEYS) do out[i] = redis.call('HMGET', key, ${FIELDS.map((field) => `'${field}'`).join(', ')}) end
-return out
+const settle = (status: 'COMPLETED' | 'FAILED'): string => String.raw`
+local v = redis.call('GET', KEYS[1])
+if not v then return 0 end
+local s, e, l, t, p = ${HEADER}
+if t ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], '${status}\n' .. ARGV[2] .. '\n' .. l .. '\n' .. t .. '\n' .. p .. '\n' .. ARGV[3], 'PXAT', ARGV[4])
+return 1
 `
+
+export const COMPLETE = settle('COMPLETED')
+export const FAIL = settle('FAILED')
 
 /** KEYS[1]; ARGV token. 1 and the record deleted when the token holds it, else 0. */
-export const RELEASE = `
-if redis.call('HGET', KEYS[1], 't') ~= ARGV[1] then return 0 end
+export const RELEASE = String.raw`
+local v = redis.call('GET', KEYS[1])
+if not v then return 0 end
+local s, e, l, t = ${HEADER}
+if t ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
 return 1
 `
