@@ -83,8 +83,8 @@ export const redisReport = ({ rows, bundles, directRttMs, proxiedRttMs, options 
   '',
   'commands/rec: commands the client sent in the timed batch, counted on the wire by the proxy, per record. ' +
     'Server calls: `INFO commandstats` before and after the timed batch (the bench\'s own INFO and FLUSHDB left out), which also counts each ' +
-    'command a Lua script runs: on one server ours sends one `EVALSHA` for the claims issued together (at most 100 a command), one for the ' +
-    'completions of records whose work ended together, and one for a slice of reads, and the server runs each call\'s `HMGET`/`HSET`/`PEXPIREAT` inside it. counts agree: every command sent was run, `EVAL`/`EVALSHA` exactly as often as sent, and without scripts the same totals. ' +
+    'command a Lua script runs: on one server ours sends one `EVALSHA` for the claims issued together (at most 100 a command) and one for the ' +
+    'completions of records whose work ended together, and the server runs each call\'s `GET` and `SET` inside it; a slice of reads is one `MGET`. counts agree: every command sent was run, `EVAL`/`EVALSHA` exactly as often as sent, and without scripts the same totals. ' +
     'round trips/batch (median): the client\'s writes that came after it was given an answer, i.e. the times the batch waited for the server; ' +
     'each pays the delay once, and the commands written together share it. client writes/batch: all its writes (a pipeline of more than about 16 KB ' +
     'leaves the client in several). bytes sent/rec: what the client wrote, per record. ' +
