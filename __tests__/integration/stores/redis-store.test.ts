@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, jest, test } from '@jest/globals'
 import fc from 'fast-check'
-import { Cluster } from 'ioredis'
+import { Cluster, Redis } from 'ioredis'
 import { createClient } from 'redis'
 import type { ClaimRecord } from '../../../src/index.js'
 import { startRedisServer, type RedisServer } from '../../../scripts/redis-server.mjs'
 import { RedisStore } from '../../../src/redis.js'
 import { keySlot } from '../../../src/stores/redis/key-slot.js'
-import { clusterFamilies, clusterNodes, countingClient, redisAdmin, redisClients, singleNodeFamilies, uniquePrefix, type Family } from '../../support/redis.js'
+import { clusterFamilies, clusterNodes, countingClient, redisAdmin, redisClients, redisUrl, singleNodeFamilies, uniquePrefix, type Family } from '../../support/redis.js'
 
 // What the store contract (redis-store.contract.test.ts) does not say: how records live on a
 // real Redis — scripts the server forgot, keys that expire, a bulk read across a cluster's
@@ -195,6 +195,24 @@ test('a single-endpoint client on a cluster-mode server: the slice it refuses (C
     expect(direct.sent).toEqual(['GET', 'GET', 'GET', 'GET', 'GET'])
   } finally {
     await raw.quit()
+  }
+})
+
+test('an ioredis client with its own keyPrefix: claims, a bulk read (MGET) and settlements all name the keys ioredis prefixes', async () => {
+  const raw = await clients.nodeRedis()
+  const client = new Redis(redisUrl(), { lazyConnect: true, keyPrefix: 'app:' })
+  await client.connect()
+  try {
+    const keyPrefix = uniquePrefix('ioredis-own-prefix')
+    const store = new RedisStore({ client, keyPrefix })
+    const now = Date.now()
+    expect(await store.claim(claimOf('k', 't', now), now)).toBeUndefined()
+    expect(await store.complete('k', 't', { expiry: Math.floor(now / 1000) + 60, responseData: '1' })).toBe(true)
+    expect((await store.read(['k', 'none'])).get('k')).toMatchObject({ status: 'COMPLETED', responseData: '1' })
+    expect(await raw.get(`app:${keyPrefix}k`)).toMatch(/^COMPLETED\n/)
+    expect(await raw.exists(`${keyPrefix}k`)).toBe(0)
+  } finally {
+    await client.quit()
   }
 })
 
