@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, jest, test } from '@jest/globals'
 import fc from 'fast-check'
+import { GlideClient } from '@valkey/valkey-glide'
 import { Cluster, Redis } from 'ioredis'
 import { createClient } from 'redis'
 import type { ClaimRecord } from '../../../src/index.js'
@@ -126,7 +127,7 @@ describe.each(clusterFamilies)('a bulk read on the cluster with %s', (family) =>
   })
 })
 
-test('on one server, a slice of reads is one MGET, whatever slots its keys would have in a cluster', async () => {
+test('on one server, a slice of reads is one command (an MGET in a script), whatever slots its keys would have in a cluster', async () => {
   const { client, sent } = countingClient(await clients.nodeRedis())
   const store = new RedisStore({ client, keyPrefix: uniquePrefix('slice') })
   const keys = Array.from({ length: 300 }, (_, i) => `orders#${i}`)
@@ -135,7 +136,7 @@ test('on one server, a slice of reads is one MGET, whatever slots its keys would
   await store.read(['warm'])
   sent.length = 0
   const found = await store.read(keys)
-  expect(sent).toEqual(['MGET'])
+  expect(sent).toEqual(['EVAL'])
   expect([...found.keys()].sort()).toEqual(keys.filter((_, i) => i % 2 === 0).sort())
   for (const [key, record] of found) expect(record).toMatchObject({ key, status: 'IN_PROGRESS', leaseToken: `t-${key}`, payloadHash: 'hash' })
 })
@@ -149,7 +150,10 @@ test('on one server, the claims, completions and releases of a burst are one com
   const expiry = Math.floor(now / 1000) + 60
   await raw.set(`${keyPrefix}foreign`, 'an application\'s own string')
   await raw.hSet(`${keyPrefix}foreign-hash`, 'field', 'value')
-  await store.claim(claimOf('warm', 't', now), now)
+  // A record's header in all but its lease, which is no number: not ours either, however long ago it "expired".
+  await raw.set(`${keyPrefix}odd-lease`, 'IN_PROGRESS\n1\nsoon\nt\n\n')
+  // Two claims at once load the batching script (a claim alone goes as its own script), so that what is counted below is the burst alone.
+  await Promise.all(['warm', 'warm-too'].map(async (key) => await store.claim(claimOf(key, 't', now), now)))
   sent.length = 0
   const claims = await Promise.allSettled(['a', 'b', 'foreign', 'c', 'foreign-hash'].map(async (key) => await store.claim(claimOf(key, `t-${key}`, now), now)))
   expect(sent).toEqual(['EVALSHA'])
@@ -158,6 +162,8 @@ test('on one server, the claims, completions and releases of a burst are one com
   expect((claims[4] as PromiseRejectedResult).reason).toMatchObject({ name: 'IdempotencyStoreError', operation: 'claim', key: 'foreign-hash', message: expect.stringMatching(/WRONGTYPE/) })
   expect(await raw.get(`${keyPrefix}foreign`)).toBe('an application\'s own string')
   expect(await raw.hGetAll(`${keyPrefix}foreign-hash`)).toEqual({ field: 'value' })
+  await expect(store.claim(claimOf('odd-lease', 't-odd', now), now)).rejects.toThrow(/not a record of RedisStore/)
+  expect(await raw.get(`${keyPrefix}odd-lease`)).toBe('IN_PROGRESS\n1\nsoon\nt\n\n')
   sent.length = 0
   expect(await Promise.all([
     store.complete('a', 't-a', { expiry, responseData: '{"n":1}' }),
@@ -189,16 +195,16 @@ test('a single-endpoint client on a cluster-mode server: the slice it refuses (C
     expect(direct.sent).toEqual(['EVALSHA', 'EVALSHA', 'EVALSHA', 'EVALSHA'])
     direct.sent.length = 0
     expect([...(await store.read(keys)).keys()].sort()).toEqual(keys.slice(0, 3).sort())
-    expect(direct.sent).toEqual(['MGET', 'GET', 'GET', 'GET', 'GET', 'GET'])
+    expect(direct.sent).toEqual(['EVAL', 'EVAL', 'EVAL', 'EVAL', 'EVAL', 'EVAL'])
     direct.sent.length = 0
     expect([...(await store.read(keys)).keys()].sort()).toEqual(keys.slice(0, 3).sort())
-    expect(direct.sent).toEqual(['GET', 'GET', 'GET', 'GET', 'GET'])
+    expect(direct.sent).toEqual(['EVAL', 'EVAL', 'EVAL', 'EVAL', 'EVAL'])
   } finally {
     await raw.quit()
   }
 })
 
-test('an ioredis client with its own keyPrefix: claims, a bulk read (MGET) and settlements all name the keys ioredis prefixes', async () => {
+test('an ioredis client with its own keyPrefix: claims, a bulk read and settlements all name the keys ioredis prefixes', async () => {
   const raw = await clients.nodeRedis()
   const client = new Redis(redisUrl(), { lazyConnect: true, keyPrefix: 'app:' })
   await client.connect()
@@ -213,6 +219,30 @@ test('an ioredis client with its own keyPrefix: claims, a bulk read (MGET) and s
     expect(await raw.exists(`${keyPrefix}k`)).toBe(0)
   } finally {
     await client.quit()
+  }
+})
+
+test('a client set to read from replicas (GLIDE, readFrom preferReplica) still reads records from the primary, which has the latest claim', async () => {
+  const replica = await startRedisServer(['--replicaof', '127.0.0.1', String(own.port)])
+  const primaryAdmin = await createClient({ url: own.url }).connect()
+  const replicaAdmin = await createClient({ url: replica.url }).connect()
+  const glide = await GlideClient.createClient({ addresses: [{ host: '127.0.0.1', port: own.port }, { host: '127.0.0.1', port: replica.port }], readFrom: 'preferReplica', requestTimeout: 5000 })
+  try {
+    const store = new RedisStore({ client: glide, keyPrefix: uniquePrefix('replica') })
+    const now = Date.now()
+    expect(await store.claim(claimOf('k', 't', now), now)).toBeUndefined()
+    // The replica has the claim too (WAIT answers once it acknowledged it): a read from either would find it.
+    expect(await primaryAdmin.sendCommand(['WAIT', '1', '10000'])).toBe(1)
+    await Promise.all([primaryAdmin.configResetStat(), replicaAdmin.configResetStat()])
+    expect((await store.read(['k', 'none'])).get('k')).toMatchObject({ status: 'IN_PROGRESS', leaseToken: 't' })
+    const reads = async (admin: typeof primaryAdmin): Promise<string[]> =>
+      [...(await admin.info('commandstats')).matchAll(/^cmdstat_([^:]+):/gm)].map((m) => m[1] as string).filter((name) => !['info', 'config|resetstat'].includes(name))
+    expect(await reads(replicaAdmin)).toEqual([])
+    expect((await reads(primaryAdmin)).sort()).toEqual(['eval', 'mget'])
+  } finally {
+    glide.close()
+    await Promise.all([primaryAdmin.quit(), replicaAdmin.quit()])
+    await replica.stop()
   }
 })
 

@@ -6,7 +6,7 @@ import { connect, type RedisClientLike } from './connect.js'
 import { isCrossSlot, isNoScript, type RedisConnection } from './connection.js'
 import { completedBody, failedBody, fitsHeader, recordOf } from './record.js'
 import { ScriptCallBatcher } from './batched.js'
-import { CLAIM, COMPLETE, FAIL, MANY, RELEASE, type ScriptName } from './scripts.js'
+import { CLAIM, COMPLETE, FAIL, MANY, READ, RELEASE, type ScriptName } from './scripts.js'
 
 /**
  * Options of {@link RedisStore}.
@@ -43,8 +43,8 @@ const OPTION_NAMES = ['client', 'keyPrefix', 'maxResponseBytes'] as const satisf
 const everyOptionListed: Exclude<keyof RedisStoreOptions, (typeof OPTION_NAMES)[number]> extends never ? true : never = true
 void everyOptionListed
 
-// Keys one `read` takes: on one server, one MGET; on a cluster (no cross-slot command), a GET
-// each, pipelined.
+// Keys one `read` takes: on one server, one call of READ for all; on a cluster (no cross-slot
+// command), one each, pipelined.
 const MAX_READ_KEYS = 1000
 
 // A key expires this long after its record stops protecting (the first millisecond after the
@@ -66,8 +66,8 @@ export const expireAt = (expirySeconds: number): number => (expirySeconds + 1) *
  * the key at the caller's `nowMs`, and otherwise returns the record in the way in the same
  * round trip; completion, failure and release compare the lease token, so a stale owner whose
  * lease lapsed never overwrites nor deletes the new owner's record. Every key expires just after
- * its record stops protecting. A bulk `read` is one `MGET` on one server, and pipelined `GET`s, one
- * round trip per node, on a cluster. Durability
+ * its record stops protecting. A bulk `read` is one `MGET` on one server, and one per key, pipelined,
+ * one round trip per node, on a cluster; always from the primary. Durability
  * is the server's (docs/redis.md: persistence). No `commit`: `transact` needs a store whose
  * transactions hold your DynamoDB writes.
  *
@@ -114,7 +114,7 @@ export class RedisStore implements IdempotencyStore {
 
   async claim (record: ClaimRecord, nowMs: number): Promise<IdempotencyRecord | undefined> {
     const { leaseToken, payloadHash = '' } = record
-    if (!fitsHeader(leaseToken) || !fitsHeader(payloadHash)) this.#fault('claim', record.key, 'a lease token or payload hash with a line break cannot be stored')
+    if (leaseToken === '' || !fitsHeader(leaseToken) || !fitsHeader(payloadHash)) this.#fault('claim', record.key, 'an empty lease token, or a lease token or payload hash with a line break, cannot be stored')
     const reply = await this.#run('claim', record.key, [
       String(nowMs), String(Math.floor(nowMs / 1000)), leaseToken, String(record.expiry), String(record.inProgressExpiry), payloadHash, String(expireAt(record.expiry))
     ])
@@ -140,7 +140,8 @@ export class RedisStore implements IdempotencyStore {
     if (unique.length === 0) return new Map()
     let replies = this.#readAtOnce ? await this.#readInOne(unique) : undefined
     try {
-      replies ??= await this.#connection.sendEach(unique.map((key) => ({ key: this.#prefix + key, args: ['GET', this.#prefix + key] })))
+      replies ??= (await this.#connection.sendEach(unique.map((key) => ({ key: this.#prefix + key, args: ['EVAL', READ, '1', this.#prefix + key] }))))
+        .map((reply) => Array.isArray(reply) && reply.length === 1 ? reply[0] as unknown : reply)
     } catch (error) {
       throw this.#error('read', undefined, error)
     }
@@ -153,14 +154,14 @@ export class RedisStore implements IdempotencyStore {
   }
 
   /**
-   * Every key's record in one `MGET`. Undefined when that fails, for the keys to be read one
-   * command each: for good when the server is a cluster's (a single-endpoint client on a
+   * Every key's record in one call of `READ`. Undefined when that fails, for the keys to be read
+   * one call each: for good when the server is a cluster's (a single-endpoint client on a
    * cluster-mode server, which refuses keys of several slots in one command).
    */
   async #readInOne (keys: readonly string[]): Promise<unknown[] | undefined> {
     try {
       const redisKeys = keys.map((key) => this.#prefix + key)
-      const reply = await this.#connection.send(redisKeys[0] as string, ['MGET', ...redisKeys])
+      const reply = await this.#connection.send(redisKeys[0] as string, ['EVAL', READ, String(redisKeys.length), ...redisKeys])
       if (Array.isArray(reply) && reply.length === keys.length) return reply
     } catch (error) {
       if (isCrossSlot(error)) this.#readAtOnce = false
