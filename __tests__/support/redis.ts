@@ -1,6 +1,10 @@
 import { GlideClient, GlideClusterClient, Logger } from '@valkey/valkey-glide'
 import { Cluster, Redis } from 'ioredis'
+import { Cluster as Cluster6, Redis as Redis6 } from 'ioredis-6'
+import { Cluster as ValkeyCluster, Redis as Valkey } from 'iovalkey'
 import { createClient, createCluster } from 'redis'
+import { createClient as createClient4, createCluster as createCluster4 } from 'redis-4'
+import { createClient as createClient5, createCluster as createCluster5 } from 'redis-5'
 import type { RedisClientLike } from '../../src/redis.js'
 
 /** The Redis the global setup started (or the user's, through REDIS_URL). */
@@ -37,6 +41,8 @@ export const redisClients = (options: { url?: string } = {}) => {
     const parsed = new URL(url())
     return { host: parsed.hostname, port: Number(parsed.port || 6379) }
   }
+  const rootNodes = (): Array<{ url: string }> => clusterNodes().map(({ host, port }) => ({ url: `redis://${host}:${port}` }))
+  const connected = async <T extends { connect: () => Promise<unknown> }>(client: T): Promise<T> => { await client.connect(); return client }
   const opened: Array<() => unknown> = []
   const keep = <T>(client: T, close: (client: T) => unknown): T => { opened.push(() => close(client)); return client }
   return {
@@ -54,6 +60,16 @@ export const redisClients = (options: { url?: string } = {}) => {
       return client
     },
     glide: async () => keep(await GlideClient.createClient({ addresses: [standalone()], requestTimeout: 5000 }), (c) => { c.close() }),
+    // The other versions and forks the store names (docs/redis.md), each alone and on the cluster; typed as the store takes them.
+    // v4's connect() resolves nothing: the client is the one created.
+    nodeRedis4: async (): Promise<RedisClientLike> => await connected(keep(createClient4({ url: url() }), async (c) => await c.quit())),
+    nodeRedis4Cluster: async (): Promise<RedisClientLike> => await connected(keep(createCluster4({ rootNodes: rootNodes() }), async (c) => await c.quit())),
+    nodeRedis5: async (): Promise<RedisClientLike> => keep(await createClient5({ url: url() }).connect(), async (c) => await c.quit()),
+    nodeRedis5Cluster: async (): Promise<RedisClientLike> => keep(await createCluster5({ rootNodes: rootNodes() }).connect(), async (c) => await c.quit()),
+    ioredis6: async (): Promise<RedisClientLike> => await connected(keep(new Redis6(url(), { lazyConnect: true, maxRetriesPerRequest: 1 }), async (c) => await c.quit())),
+    ioredis6Cluster: async (): Promise<RedisClientLike> => await connected(keep(new Cluster6(clusterNodes(), { lazyConnect: true }), async (c) => await c.quit())),
+    iovalkey: async (): Promise<RedisClientLike> => await connected(keep(new Valkey(url(), { lazyConnect: true, maxRetriesPerRequest: 1 }), async (c) => await c.quit())),
+    iovalkeyCluster: async (): Promise<RedisClientLike> => await connected(keep(new ValkeyCluster(clusterNodes(), { lazyConnect: true }), async (c) => await c.quit())),
     glideCluster: async () => keep(await GlideClusterClient.createClient({ addresses: clusterNodes(), requestTimeout: 5000 }), (c) => { c.close() }),
     close: async () => { await Promise.all(opened.splice(0).map(async (close) => await close())) }
   }
@@ -63,6 +79,8 @@ export const redisClients = (options: { url?: string } = {}) => {
 export type Family = Exclude<keyof ReturnType<typeof redisClients>, 'close'>
 export const singleNodeFamilies: Family[] = ['nodeRedis', 'nodeRedisResp3', 'ioredis', 'glide']
 export const clusterFamilies: Family[] = ['nodeRedisCluster', 'ioredisCluster', 'glideCluster']
+/** node-redis v4 and v5, ioredis 6 and iovalkey, alone and on the cluster: the contract suite runs on each. */
+export const otherVersionFamilies: Family[] = ['nodeRedis4', 'nodeRedis4Cluster', 'nodeRedis5', 'nodeRedis5Cluster', 'ioredis6', 'ioredis6Cluster', 'iovalkey', 'iovalkeyCluster']
 
 /**
  * What the tests ask of a server besides the store: the expiry time of a key and SCRIPT FLUSH

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, jest, test } from '@jest/globals
 import fc from 'fast-check'
 import { GlideClient } from '@valkey/valkey-glide'
 import { Cluster, Redis } from 'ioredis'
+import { Redis as Valkey } from 'iovalkey'
 import { createClient } from 'redis'
 import type { ClaimRecord } from '../../../src/index.js'
 import { startRedisServer, type RedisServer } from '../../../scripts/redis-server.mjs'
@@ -204,22 +205,28 @@ test('a single-endpoint client on a cluster-mode server: the slice it refuses (C
   }
 })
 
-test('an ioredis client with its own keyPrefix: claims, a bulk read and settlements all name the keys ioredis prefixes', async () => {
-  const raw = await clients.nodeRedis()
-  const client = new Redis(redisUrl(), { lazyConnect: true, keyPrefix: 'app:' })
-  await client.connect()
-  try {
-    const keyPrefix = uniquePrefix('ioredis-own-prefix')
-    const store = new RedisStore({ client, keyPrefix })
-    const now = Date.now()
-    expect(await store.claim(claimOf('k', 't', now), now)).toBeUndefined()
-    expect(await store.complete('k', 't', { expiry: Math.floor(now / 1000) + 60, responseData: '1' })).toBe(true)
-    expect((await store.read(['k', 'none'])).get('k')).toMatchObject({ status: 'COMPLETED', responseData: '1' })
-    expect(await raw.get(`app:${keyPrefix}k`)).toMatch(/^COMPLETED\n/)
-    expect(await raw.exists(`${keyPrefix}k`)).toBe(0)
-  } finally {
-    await client.quit()
-  }
+const prefixing: Array<[string, () => Redis | Valkey]> = [
+  ['ioredis', () => new Redis(redisUrl(), { lazyConnect: true, keyPrefix: 'app:' })],
+  ['iovalkey', () => new Valkey(redisUrl(), { lazyConnect: true, keyPrefix: 'app:' })]
+]
+describe.each(prefixing)('a %s client with its own keyPrefix', (_name, make) => {
+  test('claims, a bulk read and settlements all name the keys it prefixes', async () => {
+    const raw = await clients.nodeRedis()
+    const client = make()
+    await client.connect()
+    try {
+      const keyPrefix = uniquePrefix('own-prefix')
+      const store = new RedisStore({ client, keyPrefix })
+      const now = Date.now()
+      expect(await store.claim(claimOf('k', 't', now), now)).toBeUndefined()
+      expect(await store.complete('k', 't', { expiry: Math.floor(now / 1000) + 60, responseData: '1' })).toBe(true)
+      expect((await store.read(['k', 'none'])).get('k')).toMatchObject({ status: 'COMPLETED', responseData: '1' })
+      expect(await raw.get(`app:${keyPrefix}k`)).toMatch(/^COMPLETED\n/)
+      expect(await raw.exists(`${keyPrefix}k`)).toBe(0)
+    } finally {
+      await client.quit()
+    }
+  })
 })
 
 test('a client set to read from replicas (GLIDE, readFrom preferReplica) still reads records from the primary, which has the latest claim', async () => {

@@ -38,16 +38,16 @@ describe('each adapter sends in its family\'s own shape', () => {
   test('node-redis cluster: the key first, never read-only (a replica may lag), then the arguments', async () => {
     const calls: unknown[][] = []
     const cluster = { masters: [], sendCommand: async (...args: unknown[]) => { calls.push(args); return Buffer.from('ok') } }
-    expect(await connect(cluster).send('k1', ['HMGET', 'k1', 's'])).toBe('ok')
-    expect(calls).toEqual([['k1', false, ['HMGET', 'k1', 's']]])
+    expect(await connect(cluster).send('k1', ['GET', 'k1'])).toBe('ok')
+    expect(calls).toEqual([['k1', false, ['GET', 'k1']]])
   })
 
   test('GLIDE cluster: every command routed to the primary of its key; a GLIDE client: no route', async () => {
     const routes: unknown[] = []
     const cluster = Object.assign(Object.create(GlideClusterClient.prototype) as object, { customCommand: async (args: string[], options?: unknown) => { routes.push(options); return args.length } })
     const single = Object.assign(Object.create(GlideClient.prototype) as object, { customCommand: async (_args: string[], options?: unknown) => { routes.push(options); return null } })
-    await connect(cluster).sendEach([{ key: 'a', args: ['HMGET', 'a'] }, { key: 'b', args: ['HMGET', 'b'] }])
-    await connect(single).send('c', ['HMGET', 'c'])
+    await connect(cluster).sendEach([{ key: 'a', args: ['GET', 'a'] }, { key: 'b', args: ['GET', 'b'] }])
+    await connect(single).send('c', ['GET', 'c'])
     expect(routes).toEqual([{ route: { type: 'primarySlotKey', key: 'a' } }, { route: { type: 'primarySlotKey', key: 'b' } }, undefined])
   })
 
@@ -64,9 +64,10 @@ describe('each adapter sends in its family\'s own shape', () => {
         }
       }
     }
-    expect(await connect(client).sendEach([{ key: 'a', args: ['HMGET', 'a'] }, { key: 'b', args: ['HMGET', 'b'] }])).toEqual([['a'], ['b']])
-    expect(pipelines).toEqual([[['HMGET', 'a'], ['HMGET', 'b']]])
-    await expect(connect(client).sendEach([{ key: 'bad', args: ['HMGET', 'bad'] }])).rejects.toThrow('WRONGTYPE')
+    expect(await connect(client).sendEach([{ key: 'a', args: ['GET', 'a'] }, { key: 'b', args: ['GET', 'b'] }])).toEqual([['a'], ['b']])
+    // In lower case: iovalkey knows a command's keys (its keyPrefix, its Cluster's node) only by that name.
+    expect(pipelines).toEqual([[['get', 'a'], ['get', 'b']]])
+    await expect(connect(client).sendEach([{ key: 'bad', args: ['GET', 'bad'] }])).rejects.toThrow('WRONGTYPE')
   })
 
   test('ioredis Cluster: one pipeline per group of nodes serving the keys\' slots', async () => {
@@ -85,7 +86,7 @@ describe('each adapter sends in its family\'s own shape', () => {
       }
     }
     const keys = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']
-    const replies = await connect(cluster).sendEach(keys.map((key) => ({ key, args: ['HMGET', key] })))
+    const replies = await connect(cluster).sendEach(keys.map((key) => ({ key, args: ['GET', key] })))
     expect(replies).toEqual(keys)
     expect(pipelines).toHaveLength(2)
     for (const group of pipelines) expect(new Set(group.map((key) => keySlot(key) < 8192)).size).toBe(1)

@@ -32,10 +32,15 @@ export interface IORedisPipeline {
 export const isIORedis = (client: Record<string, unknown>): boolean =>
   typeof client.call === 'function' && typeof client.pipeline === 'function'
 
+// Command names go in lower case: iovalkey finds a command's keys in its table only by its
+// lower-case name, and a command whose keys it does not know gets no `keyPrefix` and, in a
+// Cluster, goes to a random node (MOVED, in a pipeline). ioredis lowers the name itself.
+const nameOf = (command: string | undefined): string => (command as string).toLowerCase()
+
 /** Runs `commands` as one pipeline: one write, one round trip. */
 const pipelined = async (client: IORedisClient, commands: ReadonlyArray<{ args: readonly string[] }>): Promise<unknown[]> => {
   const pipeline = client.pipeline()
-  for (const { args: [command, ...args] } of commands) pipeline.call(command as string, ...args)
+  for (const { args: [command, ...args] } of commands) pipeline.call(nameOf(command), ...args)
   const results = await pipeline.exec() ?? []
   return results.map(([error, reply]) => {
     if (error !== null && error !== undefined) throw error
@@ -51,7 +56,7 @@ const pipelined = async (client: IORedisClient, commands: ReadonlyArray<{ args: 
  * ioredis routes by key (and redirects on MOVED/ASK).
  */
 export const ioredisConnection = (client: IORedisClient): RedisConnection => {
-  const send = async (_key: string, [command, ...args]: readonly string[]): Promise<unknown> => normalise(await client.call(command as string, ...args))
+  const send = async (_key: string, [command, ...args]: readonly string[]): Promise<unknown> => normalise(await client.call(nameOf(command), ...args))
   if (client.isCluster !== true) {
     return { family: 'ioredis', oneServer: true, send, sendEach: async (commands) => await pipelined(client, commands) }
   }
