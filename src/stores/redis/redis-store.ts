@@ -43,8 +43,8 @@ const OPTION_NAMES = ['client', 'keyPrefix', 'maxResponseBytes'] as const satisf
 const everyOptionListed: Exclude<keyof RedisStoreOptions, (typeof OPTION_NAMES)[number]> extends never ? true : never = true
 void everyOptionListed
 
-// Keys one `read` takes: on one server, one call of READ for all; on a cluster (no cross-slot
-// command), one each, pipelined.
+// Keys one `read` takes: on one server, one call of READ for all (well under the 8,000 values
+// Lua's `unpack` can spread); on a cluster (no cross-slot command), one each, pipelined.
 const MAX_READ_KEYS = 1000
 
 // A key expires this long after its record stops protecting (the first millisecond after the
