@@ -110,7 +110,7 @@ export const runChaos = async (config: ChaosConfig): Promise<ChaosReport> => {
   const clock = new VirtualClock()
   const startedAt = clock.now()
   const options = idempotencyOptions(config, { key: 'body.paymentId' })
-  // RedisStore sets each key to expire (PEXPIREAT) just after its record's expiry, and the server
+  // RedisStore sets each key to expire (SET … PXAT) just after its record's expiry, and the server
   // reads that against its own, real clock, while the records' times are the suite's virtual ones.
   // The virtual clock starts in 2030, ahead of real time, so a key written at virtual time t expires
   // in real time at t + expiresAfterSeconds (7 days), years from now: no record expires in a run.

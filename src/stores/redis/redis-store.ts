@@ -57,7 +57,7 @@ interface Script { source: string, sha: string }
 const script = (source: string): Script => ({ source, sha: createHash('sha1').update(source).digest('hex') })
 const SCRIPTS = { claim: script(CLAIM), complete: script(COMPLETE), fail: script(FAIL), release: script(RELEASE), many: script(MANY) }
 
-/** When the key of a record whose `expiry` (epoch seconds) is given expires: epoch milliseconds, as `PEXPIREAT` takes them. */
+/** When the key of a record whose `expiry` (epoch seconds) is given expires: epoch milliseconds, as `SET … PXAT` takes them. */
 export const expireAt = (expirySeconds: number): number => (expirySeconds + 1) * 1000 + EXPIRY_MARGIN_MS
 
 /**
