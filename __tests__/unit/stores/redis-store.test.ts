@@ -59,6 +59,17 @@ describe('RedisStore faults', () => {
     await expect(store.read(['ns#k'])).rejects.toMatchObject({ name: 'IdempotencyStoreError', operation: 'read' })
   })
 
+  test('a server older than Redis 6.2 (its SET takes no PXAT) fails each write with an error that says what the store needs', async () => {
+    // What Redis 6.0 answers a script's SET … PXAT; the tests' server is 7.x, so it is injected here.
+    const old = fake(() => { throw new Error('ERR Error running script (call to f_0123): @user_script:9: @user_script: 9: ERR syntax error') })
+    const store = new RedisStore({ client: old.client })
+    await expect(store.claim(record, 1_700_000_000_000)).rejects.toThrow(/ERR syntax error \(RedisStore needs Redis OSS 6\.2 or later, or Valkey: its writes use SET … PXAT\)$/)
+    await expect(store.complete('ns#k', 't', { expiry: 1 })).rejects.toThrow(/needs Redis OSS 6\.2 or later/)
+    // Another error is passed on as it is.
+    const refusing = new RedisStore({ client: fake(() => { throw new Error('OOM command not allowed when used memory > maxmemory') }).client })
+    await expect(refusing.claim(record, 1_700_000_000_000)).rejects.toThrow(/maxmemory'?$/)
+  })
+
   test('NOSCRIPT is answered by sending the script whole (EVAL) once; any other error is not retried', async () => {
     const { client, sent } = fake((args) => {
       if (args[0] === 'EVALSHA') throw new Error('NOSCRIPT No matching script. Please use EVAL.')

@@ -209,7 +209,9 @@ export class RedisStore implements IdempotencyStore {
   #error (operation: StoreOperation, key: string | undefined, error: unknown): IdempotencyStoreError {
     const where = key === undefined ? '' : ` of key ${this.#prefix + key}`
     const { name = 'Error', message = String(error) } = (error ?? {}) as { name?: string, message?: string }
-    return new IdempotencyStoreError(operation, `${operation}${where} on Redis (${this.#connection.family}) failed: ${name}: ${message}`,
+    // A server older than Redis 6.2 refuses SET's PXAT as a syntax error, which says nothing of why.
+    const hint = /\bsyntax error\b/i.test(message) && operation !== 'read' && operation !== 'release' ? ' (RedisStore needs Redis OSS 6.2 or later, or Valkey: its writes use SET … PXAT)' : ''
+    return new IdempotencyStoreError(operation, `${operation}${where} on Redis (${this.#connection.family}) failed: ${name}: ${message}${hint}`,
       { ...(key === undefined ? {} : { key }), cause: error })
   }
 }
