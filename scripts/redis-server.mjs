@@ -8,7 +8,10 @@
  * tests never skip silently.
  */
 import { execFileSync, spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { connect } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { freePort } from './free-port.mjs'
 
 const onPath = (name) => {
@@ -45,7 +48,9 @@ const answers = (port) => new Promise((resolve) => {
 export const startRedisServer = async (extraArgs = []) => {
   const binary = redisServerBinary()
   const port = await freePort()
-  const server = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no', ...extraArgs],
+  // A directory of its own: a replica writes the RDB its primary sends it, wherever it runs.
+  const dir = mkdtempSync(join(tmpdir(), 'redis-server-'))
+  const server = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no', '--dir', dir, ...extraArgs],
     { stdio: ['ignore', 'ignore', 'pipe'] })
   let stderr = ''
   server.stderr.on('data', (chunk) => { stderr = (stderr + chunk.toString()).slice(-4000) })
@@ -74,6 +79,7 @@ export const startRedisServer = async (extraArgs = []) => {
         await exited
       }
       try { process.kill(watchdog.pid, 'SIGKILL') } catch {}
+      rmSync(dir, { recursive: true, force: true })
     }
   }
 }

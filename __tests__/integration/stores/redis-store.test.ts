@@ -128,18 +128,30 @@ describe.each(clusterFamilies)('a bulk read on the cluster with %s', (family) =>
   })
 })
 
-test('on one server, a slice of reads is one command (an MGET in a script), whatever slots its keys would have in a cluster', async () => {
-  const { client, sent } = countingClient(await clients.nodeRedis())
-  const store = new RedisStore({ client, keyPrefix: uniquePrefix('slice') })
+test('on one server, a slice of reads is one command, whatever slots its keys would have in a cluster: a bare MGET from node-redis, an MGET in a script from a client the store cannot see into', async () => {
+  // This file's own server: its command counts are this test's alone.
+  const nodeRedis = await flushing.nodeRedis()
+  const { client, sent } = countingClient(nodeRedis)
+  const keyPrefix = uniquePrefix('slice')
+  const opaque = new RedisStore({ client, keyPrefix })
   const keys = Array.from({ length: 300 }, (_, i) => `orders#${i}`)
   const now = Date.now()
-  await Promise.all(keys.filter((_, i) => i % 2 === 0).map(async (key) => await store.claim(claimOf(key, `t-${key}`, now), now)))
-  await store.read(['warm'])
+  await Promise.all(keys.filter((_, i) => i % 2 === 0).map(async (key) => await opaque.claim(claimOf(key, `t-${key}`, now), now)))
   sent.length = 0
-  const found = await store.read(keys)
+  const found = await opaque.read(keys)
   expect(sent).toEqual(['EVAL'])
   expect([...found.keys()].sort()).toEqual(keys.filter((_, i) => i % 2 === 0).sort())
   for (const [key, record] of found) expect(record).toMatchObject({ key, status: 'IN_PROGRESS', leaseToken: `t-${key}`, payloadHash: 'hash' })
+
+  const admin = await createClient({ url: own.url }).connect()
+  try {
+    await admin.configResetStat()
+    expect(await new RedisStore({ client: nodeRedis, keyPrefix }).read(keys)).toEqual(found)
+    const ran = [...(await admin.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)].map((m) => `${m[1] as string} ${m[2] as string}`)
+    expect(ran.filter((line) => !/^(info|config\|resetstat) /.test(line))).toEqual(['mget 1'])
+  } finally {
+    await admin.quit()
+  }
 })
 
 test('on one server, the claims, completions and releases of a burst are one command; a key holding something else fails its own call only, and is never overwritten', async () => {
@@ -151,8 +163,10 @@ test('on one server, the claims, completions and releases of a burst are one com
   const expiry = Math.floor(now / 1000) + 60
   await raw.set(`${keyPrefix}foreign`, 'an application\'s own string')
   await raw.hSet(`${keyPrefix}foreign-hash`, 'field', 'value')
-  // A record's header in all but its lease, which is no number: not ours either, however long ago it "expired".
-  await raw.set(`${keyPrefix}odd-lease`, 'IN_PROGRESS\n1\nsoon\nt\n\n')
+  // Records' headers but for a number that is none, or not as the store writes numbers (Lua's tonumber would take
+  // hex, exponents and -inf): not ours either, however long ago they would have "expired".
+  const odd = ['IN_PROGRESS\n1\nsoon\nt\n\n', 'IN_PROGRESS\n99999999999\n-inf\nt\n\n', 'COMPLETED\n0x10\n\nt\n\nd1', 'COMPLETED\n-1e999\n\nt\n\nd1']
+  await Promise.all(odd.map(async (value, i) => await raw.set(`${keyPrefix}odd-${i}`, value)))
   // Two claims at once load the batching script (a claim alone goes as its own script), so that what is counted below is the burst alone.
   await Promise.all(['warm', 'warm-too'].map(async (key) => await store.claim(claimOf(key, 't', now), now)))
   sent.length = 0
@@ -163,8 +177,11 @@ test('on one server, the claims, completions and releases of a burst are one com
   expect((claims[4] as PromiseRejectedResult).reason).toMatchObject({ name: 'IdempotencyStoreError', operation: 'claim', key: 'foreign-hash', message: expect.stringMatching(/WRONGTYPE/) })
   expect(await raw.get(`${keyPrefix}foreign`)).toBe('an application\'s own string')
   expect(await raw.hGetAll(`${keyPrefix}foreign-hash`)).toEqual({ field: 'value' })
-  await expect(store.claim(claimOf('odd-lease', 't-odd', now), now)).rejects.toThrow(/not a record of RedisStore/)
-  expect(await raw.get(`${keyPrefix}odd-lease`)).toBe('IN_PROGRESS\n1\nsoon\nt\n\n')
+  for (const [i, value] of odd.entries()) {
+    await expect(store.claim(claimOf(`odd-${i}`, 't-odd', now), now)).rejects.toThrow(/not a record of RedisStore/)
+    await expect(store.read([`odd-${i}`])).rejects.toThrow(/not a record of RedisStore/)
+    expect(await raw.get(`${keyPrefix}odd-${i}`)).toBe(value)
+  }
   sent.length = 0
   expect(await Promise.all([
     store.complete('a', 't-a', { expiry, responseData: '{"n":1}' }),

@@ -26,6 +26,20 @@ describe('a client is recognised by its family', () => {
     expect(connect(make()).family).toBe(family)
   })
 
+  test.each([
+    ['a node-redis client: one connection, to the server that takes the writes', () => createClient(), true],
+    ['a node-redis cluster: every command to its key\'s primary', () => createCluster({ rootNodes: [{ url: 'redis://127.0.0.1:1' }] }), true],
+    ['an ioredis Redis: one connection', () => new Redis({ lazyConnect: true }), true],
+    ['an ioredis Cluster reading from primaries (its default)', () => new Cluster([{ host: '127.0.0.1', port: 1 }], { lazyConnect: true }), true],
+    ['an ioredis Cluster with scaleReads: \'slave\'', () => new Cluster([{ host: '127.0.0.1', port: 1 }], { lazyConnect: true, scaleReads: 'slave' }), false],
+    ['an ioredis Cluster with scaleReads: \'all\'', () => new Cluster([{ host: '127.0.0.1', port: 1 }], { lazyConnect: true, scaleReads: 'all' }), false],
+    ['a GLIDE client (its readFrom is not to be seen)', () => Object.create(GlideClient.prototype) as unknown, false],
+    ['a GLIDE cluster client: every command routed to its key\'s primary', () => Object.create(GlideClusterClient.prototype) as unknown, true],
+    ['any { sendCommand(args) }: it may route a read anywhere', () => ({ sendCommand: async () => null }), false]
+  ])('%s reads from the primary by a bare read: %s', (_name, make, primary) => {
+    expect(connect(make()).readsFromPrimary).toBe(primary)
+  })
+
   test('anything else is an IdempotencyConfigError that names the families it takes', () => {
     for (const client of [undefined, null, 'redis://localhost', {}, { send: async () => null }]) {
       expect(() => connect(client)).toThrow(IdempotencyConfigError)

@@ -150,6 +150,27 @@ describe('RedisStore faults', () => {
     expect(sent).toEqual([['EVAL', READ, '2', 'a', 'b']])
   })
 
+  test('node-redis\'s own client reads a slice by a bare MGET, and a key alone by GET when a slice is refused', async () => {
+    let refuse = true
+    const sent: string[][] = []
+    // node-redis's shape: duplicate() and the isOpen flag (one connection, to the primary).
+    const client = {
+      isOpen: true,
+      duplicate: () => client,
+      sendCommand: async (args: string[]) => {
+        sent.push(args)
+        if (refuse) { refuse = false; throw new Error('LOADING Redis is loading the dataset in memory') }
+        return args[0] === 'MGET' ? args.slice(1).map(() => null) : null
+      }
+    }
+    const store = new RedisStore({ client })
+    expect((await store.read(['a', 'b'])).size).toBe(0)
+    expect(sent).toEqual([['MGET', 'a', 'b'], ['GET', 'a'], ['GET', 'b']])
+    sent.length = 0
+    expect((await store.read(['a', 'b'])).size).toBe(0)
+    expect(sent).toEqual([['MGET', 'a', 'b']])
+  })
+
   test('a slice refused for another reason than CROSSSLOT is read a command per key this time, and in one command again next time', async () => {
     let refuse = true
     const { client, sent } = fake((args) => {

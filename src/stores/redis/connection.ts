@@ -13,6 +13,13 @@ export interface RedisConnection {
    * CROSSSLOT; the store then stops doing it.)
    */
   readonly oneServer: boolean
+  /**
+   * A read-only command it sends (`MGET`, `GET`) always reaches the primary. False where the
+   * client may send one to a replica (GLIDE's `readFrom`; an ioredis Cluster's `scaleReads`),
+   * or where the store cannot tell (a `{ sendCommand }` of your own): the store then reads inside
+   * a script, which no client sends to a replica, at several times a bare read's server time.
+   */
+  readonly readsFromPrimary: boolean
   /** Sends one command about `key` (routed by it to its primary in a cluster); resolves the normalised reply. */
   send: (key: string, args: readonly string[]) => Promise<unknown>
   /**

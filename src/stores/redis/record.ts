@@ -64,7 +64,8 @@ const errorOf = (json: string): StoredError | undefined => {
   return code === undefined ? { name, message } : { name, message, code }
 }
 
-const isNumeric = (value: string): boolean => value.trim() !== '' && Number.isFinite(Number(value))
+// As the scripts' NUMBER (scripts.ts): what one reads as a number, the other does too.
+const isNumeric = (value: string): boolean => /^-?\d+\.?\d*$/.test(value)
 
 // Names the value by its start only: a foreign value may be large, or hold what should not be logged whole.
 const notOurs = (text: string): string => `the value is not a record of RedisStore (it starts ${JSON.stringify(text.slice(0, 16))})`

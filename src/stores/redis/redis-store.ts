@@ -43,9 +43,14 @@ const OPTION_NAMES = ['client', 'keyPrefix', 'maxResponseBytes'] as const satisf
 const everyOptionListed: Exclude<keyof RedisStoreOptions, (typeof OPTION_NAMES)[number]> extends never ? true : never = true
 void everyOptionListed
 
-// Keys one `read` takes: on one server, one call of READ for all (well under the 8,000 values
-// Lua's `unpack` can spread); on a cluster (no cross-slot command), one each, pipelined.
+// Keys one `read` takes: on one server, one command for all (an MGET, or READ: well under the
+// 8,000 values Lua's `unpack` can spread), so that a batch's redeliveries are one round trip
+// even when they share it with claims (docs/architecture.md: the batch flow, claim); on a
+// cluster (no cross-slot command), one command each, pipelined.
 const MAX_READ_KEYS = 1000
+
+// Store requests a batch sends at once: one connection pipelines them all.
+const CONCURRENCY = 1000
 
 // A key expires this long after its record stops protecting (the first millisecond after the
 // `expiry` second), so that a Lambda host whose clock is a little behind the server's never
@@ -66,8 +71,8 @@ export const expireAt = (expirySeconds: number): number => (expirySeconds + 1) *
  * the key at the caller's `nowMs`, and otherwise returns the record in the way in the same
  * round trip; completion, failure and release compare the lease token, so a stale owner whose
  * lease lapsed never overwrites nor deletes the new owner's record. Every key expires just after
- * its record stops protecting. A bulk `read` is one `MGET` on one server, and one per key, pipelined,
- * one round trip per node, on a cluster; always from the primary. Durability
+ * its record stops protecting. A bulk `read` is one `MGET` on one server, and a `GET` per key,
+ * pipelined, one round trip per node, on a cluster; always from the primary. Durability
  * is the server's (docs/redis.md: persistence). No `commit`: `transact` needs a store whose
  * transactions hold your DynamoDB writes.
  *
@@ -109,7 +114,7 @@ export class RedisStore implements IdempotencyStore {
       })
     }
     // One connection pipelines every request: a whole batch of claims is one round trip.
-    this.limits = { maxResponseBytes, maxReadKeys: MAX_READ_KEYS, concurrency: MAX_READ_KEYS }
+    this.limits = { maxResponseBytes, maxReadKeys: MAX_READ_KEYS, concurrency: CONCURRENCY }
   }
 
   async claim (record: ClaimRecord, nowMs: number): Promise<IdempotencyRecord | undefined> {
@@ -140,8 +145,7 @@ export class RedisStore implements IdempotencyStore {
     if (unique.length === 0) return new Map()
     let replies = this.#readAtOnce ? await this.#readInOne(unique) : undefined
     try {
-      replies ??= (await this.#connection.sendEach(unique.map((key) => ({ key: this.#prefix + key, args: ['EVAL', READ, '1', this.#prefix + key] }))))
-        .map((reply) => Array.isArray(reply) && reply.length === 1 ? reply[0] as unknown : reply)
+      replies ??= await this.#readEach(unique)
     } catch (error) {
       throw this.#error('read', undefined, error)
     }
@@ -161,12 +165,21 @@ export class RedisStore implements IdempotencyStore {
   async #readInOne (keys: readonly string[]): Promise<unknown[] | undefined> {
     try {
       const redisKeys = keys.map((key) => this.#prefix + key)
-      const reply = await this.#connection.send(redisKeys[0] as string, ['EVAL', READ, String(redisKeys.length), ...redisKeys])
+      const reply = await this.#connection.send(redisKeys[0] as string,
+        this.#connection.readsFromPrimary ? ['MGET', ...redisKeys] : ['EVAL', READ, String(redisKeys.length), ...redisKeys])
       if (Array.isArray(reply) && reply.length === keys.length) return reply
     } catch (error) {
       if (isCrossSlot(error)) this.#readAtOnce = false
     }
     return undefined
+  }
+
+  /** Each key's record, one command each, pipelined (one round trip per node): never a cross-slot command. */
+  async #readEach (keys: readonly string[]): Promise<unknown[]> {
+    if (this.#connection.readsFromPrimary) return await this.#connection.sendEach(keys.map((key) => ({ key: this.#prefix + key, args: ['GET', this.#prefix + key] })))
+    const replies = await this.#connection.sendEach(keys.map((key) => ({ key: this.#prefix + key, args: ['EVAL', READ, '1', this.#prefix + key] })))
+    // READ answers an array of one: its one key's value.
+    return replies.map((reply) => Array.isArray(reply) && reply.length === 1 ? reply[0] as unknown : reply)
   }
 
   /** Runs a fenced script: 1 when the token held the record, 0 when the lease was taken over. */

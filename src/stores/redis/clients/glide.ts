@@ -34,6 +34,9 @@ export const glideConnection = (client: GlideClientLike): RedisConnection => {
   return {
     family: cluster ? 'Valkey GLIDE cluster client' : 'Valkey GLIDE client',
     oneServer: !cluster,
+    // The cluster client routes each command to its key's primary; the standalone client sends a
+    // read-only command wherever its readFrom says, which the store cannot see.
+    readsFromPrimary: cluster,
     send,
     sendEach: async (commands) => await Promise.all(commands.map(async ({ key, args }) => await send(key, args)))
   }

@@ -34,7 +34,7 @@ export const isIORedis = (client: Record<string, unknown>): boolean =>
 
 // Command names go in lower case: iovalkey finds a command's keys in its table only by its
 // lower-case name, and a command whose keys it does not know gets no `keyPrefix` and, in a
-// Cluster, goes to a random node (MOVED, in a pipeline). ioredis lowers the name itself.
+// Cluster, goes to a random node (MOVED, in a pipeline). ioredis finds them in any case.
 const nameOf = (command: string | undefined): string => (command as string).toLowerCase()
 
 /** Runs `commands` as one pipeline: one write, one round trip. */
@@ -58,9 +58,10 @@ const pipelined = async (client: IORedisClient, commands: ReadonlyArray<{ args: 
 export const ioredisConnection = (client: IORedisClient): RedisConnection => {
   const send = async (_key: string, [command, ...args]: readonly string[]): Promise<unknown> => normalise(await client.call(nameOf(command), ...args))
   if (client.isCluster !== true) {
-    return { family: 'ioredis', oneServer: true, send, sendEach: async (commands) => await pipelined(client, commands) }
+    // One connection, to the server that also takes the writes.
+    return { family: 'ioredis', oneServer: true, readsFromPrimary: true, send, sendEach: async (commands) => await pipelined(client, commands) }
   }
-  const ownPrefix = (client.options as { keyPrefix?: unknown } | undefined)?.keyPrefix
+  const { keyPrefix: ownPrefix, scaleReads } = (client.options ?? {}) as { keyPrefix?: unknown, scaleReads?: unknown }
   const prefix = typeof ownPrefix === 'string' ? ownPrefix : ''
   const nodesOf = (slot: number): string => {
     const nodes = Array.isArray(client.slots) ? client.slots[slot] as unknown : undefined
@@ -68,6 +69,7 @@ export const ioredisConnection = (client: IORedisClient): RedisConnection => {
   }
   return {
     family: 'ioredis cluster',
+    readsFromPrimary: scaleReads === undefined || scaleReads === 'master',
     oneServer: false,
     send,
     sendEach: async (commands) => {

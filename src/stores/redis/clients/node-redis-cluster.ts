@@ -29,6 +29,7 @@ export const nodeRedisClusterConnection = (client: NodeRedisClusterClient): Redi
   return {
     family: 'node-redis cluster',
     oneServer: false,
+    readsFromPrimary: true,
     send,
     sendEach: async (commands) => await Promise.all(commands.map(async ({ key, args }) => await send(key, args)))
   }

@@ -23,7 +23,18 @@ export const sendCommandConnection = (client: SendCommandClient, family = 'node-
   return {
     family,
     oneServer: true,
+    readsFromPrimary: isNodeRedisClient(client),
     send,
     sendEach: async (commands) => await Promise.all(commands.map(async ({ key, args }) => await send(key, args)))
   }
+}
+
+/**
+ * node-redis's own client (v4–v6: `duplicate()` and the `isOpen` flag), one connection to the
+ * server that also takes the writes. Anything else with a `sendCommand` may route a read
+ * elsewhere, for all the store can tell.
+ */
+const isNodeRedisClient = (client: SendCommandClient): boolean => {
+  const c = client as unknown as Record<string, unknown>
+  return typeof c.duplicate === 'function' && typeof c.isOpen === 'boolean'
 }
