@@ -158,9 +158,10 @@ export class RedisStore implements IdempotencyStore {
   }
 
   /**
-   * Every key's record in one call of `READ`. Undefined when that fails, for the keys to be read
-   * one call each: for good when the server is a cluster's (a single-endpoint client on a
-   * cluster-mode server, which refuses keys of several slots in one command).
+   * Every key's record in one command (an `MGET`, or `READ` for a client that may read from a
+   * replica). Undefined when that fails, for the keys to be read one command each: for good when
+   * the server is a cluster's (a single-endpoint client on a cluster-mode server, which refuses
+   * keys of several slots in one command).
    */
   async #readInOne (keys: readonly string[]): Promise<unknown[] | undefined> {
     try {
