@@ -61,16 +61,18 @@ class GatedCommittingStore extends GatedStore {
 }
 
 describe.each(batchMiddyVersions)('perRecord: a record\'s slot is its work\'s, its settlement the store\'s, %s', (_name, middy) => {
-  const stack = (store: GatedStore, options: { records?: number, store?: number } = {}) => {
+  /** `transact`: each record's work queues a write, committed with its completion (returning nothing). */
+  const stack = (store: GatedStore, options: { records?: number, store?: number, transact?: boolean } = {}) => {
     const started: string[] = []
     const handler = middy<SQSEvent>()
       .use(sqsPartialBatchFailure({ logger: false as never }))
       .use(idempotency({ store, logger: false, ...(options.store === undefined ? {} : { concurrency: options.store }) }))
-      .handler(perRecord(async (record: SQSRecord, { key }) => {
+      .handler(perRecord(async (record: SQSRecord, { key, transact }) => {
         store.bodyOf.set(key as string, record.body)
         started.push(record.body)
         store.events.push(`work ${record.body}`)
-        return record.body
+        if (options.transact !== true) return record.body
+        transact({ Put: { TableName: 'Orders', Item: { id: record.body } } })
       }, options.records === undefined ? {} : { concurrency: options.records }))
     return { started, invoke: async (records: SQSRecord[]) => await handler(sqsEvent(records), lambdaContext()) }
   }
@@ -122,15 +124,7 @@ describe.each(batchMiddyVersions)('perRecord: a record\'s slot is its work\'s, i
   test('a record whose transact writes commit with its completion keeps its slot until they are committed: they are its work\'s effects', async () => {
     const store = new GatedCommittingStore()
     const open = store.hold('a')
-    const handler = middy<SQSEvent>()
-      .use(sqsPartialBatchFailure({ logger: false as never }))
-      .use(idempotency({ store, logger: false }))
-      .handler(perRecord(async (record: SQSRecord, { key, transact }) => {
-        store.bodyOf.set(key as string, record.body)
-        store.events.push(`work ${record.body}`)
-        transact({ Put: { TableName: 'Orders', Item: { id: record.body } } })
-      }, { concurrency: 1 }))
-    const answer = handler(sqsEvent([sqsRecord('a'), sqsRecord('b')]), lambdaContext())
+    const answer = stack(store, { records: 1, transact: true }).invoke([sqsRecord('a'), sqsRecord('b')])
     await store.called('a')
     open()
     expect(failedIds(await answer)).toEqual([])
@@ -139,16 +133,8 @@ describe.each(batchMiddyVersions)('perRecord: a record\'s slot is its work\'s, i
 
   test('a group whose record has settled takes the next free slot before a group not yet started', async () => {
     const store = new GatedCommittingStore()
-    const handler = middy<SQSEvent>()
-      .use(sqsPartialBatchFailure({ logger: false as never }))
-      .use(idempotency({ store, logger: false }))
-      .handler(perRecord(async (record: SQSRecord, { key, transact }) => {
-        store.bodyOf.set(key as string, record.body)
-        store.events.push(`work ${record.body}`)
-        transact({ Put: { TableName: 'Orders', Item: { id: record.body } } })
-      }, { concurrency: 1 }))
     const records = [sqsRecord('a1', { groupId: 'A' }), sqsRecord('b1', { groupId: 'B' }), sqsRecord('a2', { groupId: 'A' })]
-    expect(failedIds(await handler(sqsEvent(records), lambdaContext()))).toEqual([])
+    expect(failedIds(await stack(store, { records: 1, transact: true }).invoke(records))).toEqual([])
     expect(store.events.filter((event) => event.startsWith('work'))).toEqual(['work a1', 'work a2', 'work b1'])
   })
 
