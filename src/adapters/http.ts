@@ -1,4 +1,5 @@
 import { IdempotencyKeyError } from '../errors.js'
+import { canonicalJson, isEmptySelection } from '../lifecycle/key.js'
 
 /**
  * HTTP events and their defaults in whole-event mode (docs/architecture.md: whole events and HTTP). The request is
@@ -32,7 +33,7 @@ interface HttpEventShape {
   multiValueQueryStringParameters?: Record<string, unknown> | null
   headers?: Headers
   multiValueHeaders?: Record<string, unknown> | null
-  requestContext?: { http?: { method?: unknown }, authorizer?: Authorizer | null, identity?: { userArn?: unknown, cognitoIdentityId?: unknown } | null } | null
+  requestContext?: { http?: { method?: unknown }, elb?: unknown, authorizer?: Authorizer | null, identity?: { userArn?: unknown, cognitoIdentityId?: unknown } | null } | null
 }
 
 interface Authorizer {
@@ -40,7 +41,7 @@ interface Authorizer {
   claims?: { sub?: unknown }
   jwt?: { claims?: { sub?: unknown } }
   iam?: { userArn?: unknown, cognitoIdentity?: { identityId?: unknown } }
-  lambda?: { principalId?: unknown, sub?: unknown }
+  lambda?: { principalId?: unknown, sub?: unknown } | null
 }
 
 /**
@@ -175,23 +176,51 @@ const queryOf = (event: HttpEventShape): Array<[string, string]> => {
 }
 
 /**
- * The authenticated caller, as API Gateway's and function URLs' authorizers name it: a
- * principal, a token's `sub`, a Cognito identity (identity-pool users all share one role ARN),
- * then an IAM ARN. An assumed role is its role, not its session: the session name changes with
- * the worker (an ECS task, an EC2 instance) and with every credential refresh, and a retry
- * from another worker of the same service must still meet the first request.
+ * The authenticated caller: only what AWS sets after authenticating the request, never what the
+ * client sends (OWASP API1). On API Gateway (REST and HTTP APIs) and function URLs, headers are
+ * the client's, `x-amzn-oidc-*` included, so the caller is read from `requestContext` only: an
+ * authorizer's principal, a token's `sub`, a Cognito identity (identity-pool users all share one
+ * role ARN), then an IAM ARN, and last the whole context of a Lambda authorizer that names its
+ * user another way. An assumed role is its role, not its session: the session name changes with
+ * the worker (an ECS task, an EC2 instance) and with every credential refresh, and a retry from
+ * another worker of the same service must still meet the first request. On an ALB, the caller is
+ * the `x-amzn-oidc-identity` header the load balancer sets when it authenticated the request.
  */
 const callerOf: CallerOf = (event) => {
-  const context = (event as HttpEventShape).requestContext
+  const e = event as HttpEventShape
+  if (typeof e.requestContext?.elb === 'object' && e.requestContext.elb !== null) return albCallerOf(e)
+  const context = e.requestContext
   const a = context?.authorizer
-  // ALB with OIDC authentication names the user's `sub` in this header (ALB sets it itself):
-  // https://docs.aws.amazon.com/elasticloadbalancing/latest/application/listener-authenticate-users.html
-  const oidc = headerValues(event as HttpEventShape, 'x-amzn-oidc-identity')[0]
-  const identity = [a?.principalId, a?.claims?.sub, a?.jwt?.claims?.sub, a?.lambda?.principalId, a?.lambda?.sub, a?.iam?.cognitoIdentity?.identityId, context?.identity?.cognitoIdentityId, oidc]
+  const identity = [a?.principalId, a?.claims?.sub, a?.jwt?.claims?.sub, a?.lambda?.principalId, a?.lambda?.sub, a?.iam?.cognitoIdentity?.identityId, context?.identity?.cognitoIdentityId]
     .find(isNonEmptyString)
   if (identity !== undefined) return identity
   const arn = [a?.iam?.userArn, context?.identity?.userArn].find(isNonEmptyString)
-  return arn?.replace(/^(arn:[^:]+:sts::\d+:assumed-role\/[^/]+)\/.*$/, '$1')
+  if (arn !== undefined) return arn.replace(/^(arn:[^:]+:sts::\d+:assumed-role\/[^/]+)\/.*$/, '$1')
+  return lambdaContextCaller(a?.lambda)
+}
+
+/**
+ * An HTTP API Lambda authorizer's context is all it says of the caller, and API Gateway sets it
+ * from the authorizer's answer: when it holds no `principalId` or `sub`, the whole of it is the
+ * caller, so that two users it tells apart never share a record. (Prefixed: it is no user's name.)
+ * https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-lambda-authorizer.html
+ */
+const lambdaContextCaller = (lambda: unknown): string | undefined =>
+  typeof lambda === 'object' && lambda !== null && !isEmptySelection(lambda) ? `lambda-authorizer:${canonicalJson(lambda)}` : undefined
+
+/**
+ * ALB with OIDC (or Cognito) authentication names the user's `sub` in `x-amzn-oidc-identity`,
+ * which the load balancer sets itself:
+ * https://docs.aws.amazon.com/elasticloadbalancing/latest/application/listener-authenticate-users.html
+ * A request that carries two different values names no one: it is refused rather than read.
+ */
+const albCallerOf = (event: HttpEventShape): string | undefined => {
+  const values = [...new Set(headerValues(event, 'x-amzn-oidc-identity').filter(isNonEmptyString))]
+  if (values.length > 1) {
+    throw new IdempotencyKeyError('the x-amzn-oidc-identity header names more than one caller: the request cannot be scoped to its caller',
+      undefined, { detail: 'This request names more than one authenticated user.' })
+  }
+  return values[0]
 }
 
 const isNonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== ''
