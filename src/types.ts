@@ -159,10 +159,12 @@ export interface IdempotencyOptions<TEvent = any> {
   /**
    * HTTP events with the default key: who the caller is, so that two callers sending the same
    * `Idempotency-Key` never share a stored response. Return `undefined` for an anonymous request.
-   * Read by default: API Gateway REST `authorizer.principalId` (Lambda authorizers included) or
-   * Cognito `claims.sub`; HTTP API JWT `sub`, Lambda authorizer `principalId` or `sub`, IAM user
-   * or role; a Cognito identity; ALB OIDC `x-amzn-oidc-identity`. A Lambda authorizer whose
-   * context names the user otherwise (`userId`) needs this option. [the caller the authorizer names]
+   * Read by default, only from what AWS sets after authenticating the request (never a header
+   * the client can send): API Gateway REST `authorizer.principalId` (Lambda authorizers) or
+   * Cognito `claims.sub`; HTTP API JWT `sub`, Lambda authorizer `principalId` or `sub` (else its
+   * whole context); IAM user or role; a Cognito identity; on an ALB event only, OIDC's
+   * `x-amzn-oidc-identity`. Use this option when your authorizer names the user in one field of a
+   * context that also holds values that change per token. [the caller the authorizer names]
    *
    * @example
    * ```ts
