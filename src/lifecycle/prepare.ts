@@ -35,8 +35,29 @@ export const prepareUnit = (selection: Selection, input: unknown, context: unkno
     const found = key === undefined || key === null ? 'nothing' : inspect(key, { depth: 4, breakLength: Infinity })
     throw new IdempotencyKeyError(`${label}: the key is empty (${selection.keyName} found ${found}): nothing to identify the work by`)
   }
-  const unit: Unit = { key: step(`the key from ${selection.keyName} cannot be hashed`, () => storedKey(selection.namespace, key)), attempt }
+  const tenant = step('the tenant cannot be read', () => tenantOf(context))
+  const unit: Unit = { key: step(`the key from ${selection.keyName} cannot be hashed`, () => storedKey(selection.namespace, key, tenant)), attempt }
   const { payload } = selection
   if (payload !== undefined) unit.payloadHash = step('the payload cannot be hashed', () => hashOf(payload(input, context)))
   return unit
+}
+
+/**
+ * The tenant of a function in Lambda's tenant isolation mode: `context.tenantId`, which Lambda
+ * sets from the `X-Amz-Tenant-Id` of the Invoke request. It scopes every key, so two tenants that
+ * send the same work never share a record.
+ * https://docs.aws.amazon.com/lambda/latest/dg/tenant-isolation-context.html
+ */
+const tenantOf = (context: unknown): string | undefined => {
+  const tenant = typeof context === 'object' && context !== null ? (context as { tenantId?: unknown }).tenantId : undefined
+  if (tenant === undefined || tenant === null) return undefined
+  if (typeof tenant !== 'string') {
+    throw new IdempotencyKeyError(`context.tenantId is a ${typeof tenant}, not a string: the key cannot be scoped to its tenant`, undefined, { clientError: false })
+  }
+  try {
+    encodeURIComponent(tenant)
+  } catch (error) {
+    throw new IdempotencyKeyError('context.tenantId is not well-formed Unicode (a lone surrogate): the key cannot be scoped to its tenant', error, { clientError: false })
+  }
+  return tenant
 }

@@ -1,6 +1,6 @@
 import { describe, expect, test } from '@jest/globals'
 import { IdempotencyKeyError } from '../../../src/errors.js'
-import { compileSelector } from '../../../src/lifecycle/key.js'
+import { compileSelector, storedKey } from '../../../src/lifecycle/key.js'
 import { prepareUnit, type Selection } from '../../../src/lifecycle/prepare.js'
 
 /** A selection whose key function returns `selected`, whatever the unit. */
@@ -65,5 +65,41 @@ describe('emptiness is judged on what is hashed', () => {
     ['an EventBridge event with an empty detail', { source: 'aws.events', 'detail-type': 'Scheduled Event', detail: {}, resources: [] }]
   ])('%s is a key: only a selection with nothing defined anywhere is missing', (_, selected) => {
     expect(prepareUnit(selecting(selected), {}, {}, 1, 'record m-1').key).toMatch(/^ns#[0-9a-f]{64}$/)
+  })
+})
+
+describe('the tenant of a tenant-isolated function (context.tenantId) scopes every key', () => {
+  const keyFor = (tenantId: unknown): string => prepareUnit(selecting({ orderId: 'o-1' }), {}, tenantId === undefined ? {} : { tenantId }, 1, 'event').key
+  const hash = storedKey('ns', { orderId: 'o-1' }).slice('ns#'.length)
+
+  test('without a tenant (none, undefined, null, empty) the key is exactly namespace#hash, as before tenants were read', () => {
+    expect(keyFor(undefined)).toBe(`ns#${hash}`)
+    expect(keyFor('')).toBe(`ns#${hash}`)
+    expect(prepareUnit(selecting({ orderId: 'o-1' }), {}, { tenantId: undefined }, 1, 'event').key).toBe(`ns#${hash}`)
+    expect(keyFor(null)).toBe(`ns#${hash}`)
+    expect(prepareUnit(selecting({ orderId: 'o-1' }), {}, undefined, 1, 'event').key).toBe(`ns#${hash}`)
+  })
+
+  test('with one, the key is namespace#tenant#hash, the same selection hashed', () => {
+    expect(keyFor('blue')).toBe(`ns#blue#${hash}`)
+    expect(keyFor('green')).toBe(`ns#green#${hash}`)
+  })
+
+  test('the tenant is percent-encoded, so no tenant id, whatever it holds, reads as another tenant or as a key without one', () => {
+    expect(keyFor('a#b')).toBe(`ns#a%23b#${hash}`)
+    expect(keyFor('a%23b')).toBe(`ns#a%2523b#${hash}`)
+    expect(keyFor(`x#${hash}`)).not.toBe(keyFor('x'))
+    expect(keyFor('{slot}')).toBe(`ns#%7Bslot%7D#${hash}`)
+    const tenants = ['a', 'a#b', 'a%23b', 'a b', 'a+b', 'ü', '#', '%']
+    expect(new Set([...tenants.map(keyFor), keyFor(undefined)]).size).toBe(tenants.length + 1)
+  })
+
+  test('a tenantId that is not a string fails the unit with IdempotencyKeyError naming it (a bug of whoever built the context)', () => {
+    expect(() => keyFor(42)).toThrow(IdempotencyKeyError)
+    expect(() => keyFor(42)).toThrow('event: context.tenantId is a number, not a string: the key cannot be scoped to its tenant')
+    expect(() => keyFor('\ud800')).toThrow('event: context.tenantId is not well-formed Unicode (a lone surrogate): the key cannot be scoped to its tenant')
+    let error: unknown
+    try { keyFor(42) } catch (thrown) { error = thrown }
+    expect((error as IdempotencyKeyError).expose).toBe(false)
   })
 })
