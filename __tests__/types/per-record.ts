@@ -1,6 +1,6 @@
 /**
  * Type tests, compiled by `npm run typecheck` (never run): `perRecord`'s record and `key` are
- * typed for every batch source without annotating the function, on Middy 5, 6 and 7.
+ * typed for every batch source without annotating the function, on Middy 7, 6 and 5.
  *
  * Two forms type the record precisely:
  * - the handler given to `middy<TEvent>(...)`: its parameter is typed by `TEvent`, and TypeScript
@@ -10,10 +10,10 @@
  *   so nothing can be inferred from it; the event is said once, `perRecord<SQSEvent>(...)`.
  * The last block pins that limit down, so a Middy release that lifts it is noticed.
  */
-import middy6 from '@middy/core'
+import middy7 from '@middy/core'
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure'
 import middy5Module from 'middy-core-5'
-import middy7Module from 'middy-core-7'
+import middy6Module from 'middy-core-6'
 import type {
   DynamoDBRecord, DynamoDBStreamEvent, KinesisStreamEvent, KinesisStreamRecord, MSKEvent, MSKRecord,
   SelfManagedKafkaEvent, SelfManagedKafkaRecord, SQSEvent, SQSRecord
@@ -24,8 +24,8 @@ type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B
 /** Compiles only when `T` is `true`. */
 const assertType = <T extends true>(): T | undefined => undefined
 
-const middy5 = middy5Module as unknown as typeof middy6
-const middy7 = middy7Module as unknown as typeof middy6
+const middy5 = middy5Module as unknown as typeof middy7
+const middy6 = middy6Module as unknown as typeof middy7
 const store = new MemoryStore()
 /** The README's payment call: the key must be a string. */
 declare const charge: (record: SQSRecord, options: { idempotencyKey: string, signal?: AbortSignal }) => Promise<{ chargeId: string }>
@@ -49,7 +49,7 @@ export const results = perRecord(async (record: SQSRecord) => ({ id: record.mess
 assertType<Equals<Awaited<ReturnType<typeof results>>, Array<PromiseSettledResult<{ id: string }>>>>()
 
 // Inside .handler(): the event said once, as in middy<SQSEvent>().
-for (const middy of [middy5, middy6, middy7]) {
+for (const middy of [middy7, middy6, middy5]) {
   middy<SQSEvent>()
     .use(sqsPartialBatchFailure())
     .use(idempotency<SQSEvent>({ store, key: (record) => { assertType<Equals<typeof record, SQSRecord>>(); return record.body } }))

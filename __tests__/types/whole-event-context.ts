@@ -1,13 +1,13 @@
 /**
  * Type tests, compiled by `npm run typecheck` (never run): with `idempotency` in the stack, a
- * whole-event handler's `context.idempotency` is typed, on Middy 5, 6 and 7, with no cast. It is
+ * whole-event handler's `context.idempotency` is typed, on Middy 7, 6 and 5, with no cast. It is
  * optional, as at run time: absent for a request that runs unprotected (a GET without an
  * `Idempotency-Key`) and for a batch.
  */
-import middy6 from '@middy/core'
+import middy7 from '@middy/core'
 import httpErrorHandler from '@middy/http-error-handler'
 import middy5Module from 'middy-core-5'
-import middy7Module from 'middy-core-7'
+import middy6Module from 'middy-core-6'
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda'
 import { idempotency, MemoryStore, type IdempotencyContext } from '../../src/index.js'
 
@@ -15,11 +15,11 @@ type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B
 /** Compiles only when `T` is `true`. */
 const assertType = <T extends true>(): T | undefined => undefined
 
-const middy5 = middy5Module as unknown as typeof middy6
-const middy7 = middy7Module as unknown as typeof middy6
+const middy5 = middy5Module as unknown as typeof middy7
+const middy6 = middy6Module as unknown as typeof middy7
 const store = new MemoryStore()
 
-for (const middy of [middy5, middy6, middy7]) {
+for (const middy of [middy7, middy6, middy5]) {
   middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>()
     .use(httpErrorHandler())
     .use(idempotency({ store }))

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path'
 
 /**
  * What `npm pack` publishes, and how consumers load it: an ESM project, a CommonJS project
- * (`require` of ESM, Node >= 20.19 and 22), and their type checks. One real `npm pack` (it
+ * (`require` of ESM, Node >= 22.12), and their type checks. One real `npm pack` (it
  * runs `prepack`, the build) into a temporary folder, unpacked as `node_modules/middy-idempotency`
  * of a throwaway project whose peers are links to this repository's: offline and fast.
  */
@@ -73,7 +73,7 @@ describe('consumers of the packed tarball', () => {
   const expected = { keys: publicExports, sameDefault: true, hooks: ['after', 'before', 'onError'] }
 
   test(`a CommonJS project can require('middy-idempotency') on Node ${process.versions.node} (the dist has no top-level await)`, () => {
-    // Node >= 20.19 and 22.12 load ES modules with require() unless they use top-level await
+    // Node >= 22.12 loads ES modules with require() unless they use top-level await
     // (ERR_REQUIRE_ASYNC_MODULE): https://nodejs.org/api/modules.html#loading-ecmascript-modules-using-require
     // require() of an ES module with a default export also marks the namespace __esModule, for interop.
     expect(run('consumer.cjs', probe("require('middy-idempotency')"))).toEqual({ ...expected, keys: [...publicExports, '__esModule'].sort() })

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
-import httpErrorHandler from '@middy/http-error-handler'
 import type middy from '@middy/core'
 import { idempotency, IdempotencyInProgressError, type OutcomeReport } from '../../../src/index.js'
 import { freshTable } from '../../support/dynamodb.js'
@@ -42,7 +41,7 @@ const stacks: Array<[string, 'none' | 'inside' | 'outside']> = [
   ['with http-error-handler outside idempotency', 'outside']
 ]
 
-describe.each(middyVersions)('whole event timing out, %s', (_, middyCore) => {
+describe.each(middyVersions)('whole event timing out, %s', (_, middyCore, { httpErrorHandler }) => {
   let table: Table
   beforeAll(async () => { table = await freshTable() }, 30_000)
   afterAll(async () => { await table.drop() })

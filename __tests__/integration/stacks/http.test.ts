@@ -1,9 +1,5 @@
 import { afterAll, beforeAll, describe, expect, jest, test } from '@jest/globals'
 import type middy from '@middy/core'
-import httpErrorHandler from '@middy/http-error-handler'
-import httpJsonBodyParser from '@middy/http-json-body-parser'
-import inputOutputLogger from '@middy/input-output-logger'
-import warmup from '@middy/warmup'
 import type { APIGatewayProxyEventV2 } from 'aws-lambda'
 import { idempotency, type IdempotencyOptions } from '../../../src/index.js'
 import { hashOf, storedKey } from '../../../src/lifecycle/key.js'
@@ -14,7 +10,7 @@ import { lambdaContext } from '../../support/sqs.js'
 
 /**
  * Whole-event (HTTP) mode inside the stacks users build with the real Middy packages
- * (DESIGN §7, issue 8 #12), on DynamoDB Local, Middy 6 and 7. `.use()` order is outermost
+ * (DESIGN §7, issue 8 #12), on DynamoDB Local, Middy 7 and 6, each with the middlewares of its own release. `.use()` order is outermost
  * first: Middy runs `before` hooks in that order and `after`/`onError` hooks in reverse.
  */
 
@@ -25,7 +21,7 @@ type Middleware = middy.MiddlewareObj<APIGatewayProxyEventV2, unknown>
 const created = { statusCode: 201, headers: { 'content-type': 'application/json' }, body: '{"chargeId":"ch-1"}' }
 const replayedCreated = { ...created, headers: { ...created.headers, 'Idempotent-Replayed': 'true' } }
 
-describe.each(middyVersions)('HTTP stacks, %s', (_, middyCore) => {
+describe.each(middyVersions)('HTTP stacks, %s', (_, middyCore, { httpErrorHandler, httpJsonBodyParser, inputOutputLogger, warmup }) => {
   let table: Table
   beforeAll(async () => { table = await freshTable() }, 30_000)
   afterAll(async () => { await table.drop() })

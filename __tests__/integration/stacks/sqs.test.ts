@@ -1,7 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
 import eventNormalizer from '@middy/event-normalizer'
-import inputOutputLogger from '@middy/input-output-logger'
-import warmup from '@middy/warmup'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
 import { idempotency, perRecord } from '../../../src/index.js'
 import { batchMiddyVersions, sqsPartialBatchFailure } from '../../support/middy.js'
@@ -16,7 +14,7 @@ describe.each(integrationStores)('on %s', (_store, open) => {
   afterAll(async () => { await backend.close() })
   const itemsOf = async (namespace: string) => await backend.records(namespace)
 
-  describe.each(batchMiddyVersions)('an SQS perRecord consumer in the stacks users build, %s', (_name, middy) => {
+  describe.each(batchMiddyVersions)('an SQS perRecord consumer in the stacks users build, %s', (_name, middy, { inputOutputLogger, warmup }) => {
     test('@middy/event-normalizer before us parses each body: the key path reads it, a redelivery replays, a producer duplicate too', async () => {
       const namespace = `normalized-${uid()}`
       const charged: string[] = []
@@ -55,7 +53,7 @@ describe.each(integrationStores)('on %s', (_store, open) => {
       const namespace = `logged-${uid()}`
       const logged: Array<{ event?: SQSEvent, response?: unknown }> = []
       const handler = middy<SQSEvent>()
-        .use(inputOutputLogger({ logger: (entry: { event?: SQSEvent, response?: unknown }) => { logged.push(entry) } }))
+        .use(inputOutputLogger({ logger: (entry: unknown) => { logged.push(entry as { event?: SQSEvent, response?: unknown }) } }))
         .use(sqsPartialBatchFailure({ logger: false as never }))
         .use(idempotency({ store: backend.store, namespace, logger: false }))
         .handler(perRecord(async (record: SQSRecord) => { if (record.body === 'declined') throw new Error('declined'); return 'ok' }))

@@ -1,19 +1,18 @@
 import { describe, expect, test } from '@jest/globals'
 import type middy from '@middy/core'
-import httpErrorHandler from '@middy/http-error-handler'
 import {
   IdempotencyError, IdempotencyInProgressError, IdempotencyKeyError, IdempotencyPayloadMismatchError, MemoryStore, idempotency, type IdempotencyOptions
 } from '../../../src/index.js'
 import { storedKey } from '../../../src/lifecycle/key.js'
 import { deferred } from '../../support/deferred.js'
 import { httpEventShapes } from '../../support/http.js'
-import { batchMiddyVersions } from '../../support/middy.js'
+import { batchMiddyVersions, type Middy, type MiddyMiddlewares } from '../../support/middy.js'
 import { lambdaContext } from '../../support/sqs.js'
 
 /**
  * The three refusals of an HTTP request (400 without a key, 409 in progress, 422 another body)
  * reach the client as RFC 9457 problem details whatever error handling the stack has, on the real
- * Middy 5, 6 and 7; the developer's details go to the log, once. The store does not matter here.
+ * Middy 7, 6 and 5 (each with the http-error-handler of its release, 6.x for Middy 5); the developer's details go to the log, once. The store does not matter here.
  */
 
 type Middleware = middy.MiddlewareObj<unknown, unknown>
@@ -25,7 +24,7 @@ const created = { statusCode: 201, body: '{"id":"o-1"}' }
 const NOW = Date.UTC(2026, 0, 1)
 
 /** A stack around idempotency; `seen` gets what the outermost `onError` sees as `request.error`. */
-const build = (middyCore: typeof import('@middy/core').default, where: Stack, work: () => Promise<unknown>, options: Partial<IdempotencyOptions> = {}) => {
+const build = ([middyCore, { httpErrorHandler }]: [Middy, MiddyMiddlewares], where: Stack, work: () => Promise<unknown>, options: Partial<IdempotencyOptions> = {}) => {
   const lines: unknown[] = []
   const seen: unknown[] = []
   const logger = { info: (line: unknown) => { lines.push(line) }, warn: (line: unknown) => { lines.push(line) }, error: (line: unknown) => { lines.push(line) } }
@@ -50,11 +49,12 @@ const expectProblem = (response: unknown, status: number, title: string, interna
   }
 }
 
-describe.each(batchMiddyVersions)('%s', (_version, middyCore) => {
+describe.each(batchMiddyVersions)('%s', (_version, middyCore, middlewares) => {
+  const major: [Middy, MiddyMiddlewares] = [middyCore, middlewares]
   describe.each(stacks)('%s', (where) => {
     describe.each(httpEventShapes)('%s', (_shape, eventOf) => {
       test('no Idempotency-Key: 400 problem details; the log says which request and how to fix it, once', async () => {
-        const run = build(middyCore, where, async () => created)
+        const run = build(major, where, async () => created)
         expectProblem(await run.handler(eventOf({ path: '/orders' }), lambdaContext()), 400, 'Bad Request', ['/orders', 'POST'])
         expect(JSON.parse((await run.handler(eventOf({}), lambdaContext()) as { body: string }).body).detail).toContain('Idempotency-Key header')
         // The outermost middleware still sees the typed error, as thrown.
@@ -68,7 +68,7 @@ describe.each(batchMiddyVersions)('%s', (_version, middyCore) => {
       test('the same key while the first request runs: 409 problem details; the log has the key and the lease time', async () => {
         const gate = deferred<void>()
         const started = deferred<void>()
-        const run = build(middyCore, where, async () => { started.resolve(); await gate.promise; return created })
+        const run = build(major, where, async () => { started.resolve(); await gate.promise; return created })
         const first = run.handler(eventOf({ key: 'k-secret-1' }), lambdaContext())
         await started.promise
         expectProblem(await run.handler(eventOf({ key: 'k-secret-1' }), lambdaContext()), 409, 'Conflict', ['k-secret-1'])
@@ -81,7 +81,7 @@ describe.each(batchMiddyVersions)('%s', (_version, middyCore) => {
       })
 
       test('the same key with another body: 422 problem details; the log has the key', async () => {
-        const run = build(middyCore, where, async () => created)
+        const run = build(major, where, async () => created)
         expect(await run.handler(eventOf({ key: 'k-secret-2', body: '{"amount":5}' }), lambdaContext())).toMatchObject(created)
         expectProblem(await run.handler(eventOf({ key: 'k-secret-2', body: '{"amount":6}' }), lambdaContext()), 422, 'Unprocessable Content', ['k-secret-2', 'amount'])
         expect(run.seen).toEqual([expect.any(IdempotencyPayloadMismatchError)])
@@ -92,7 +92,7 @@ describe.each(batchMiddyVersions)('%s', (_version, middyCore) => {
 
     test('a key path into a body that is not JSON: 400, and the path stays in the log', async () => {
       const [, eventOf] = httpEventShapes[1]!
-      const run = build(middyCore, where, async () => created, { key: 'body.orderId' })
+      const run = build(major, where, async () => created, { key: 'body.orderId' })
       expectProblem(await run.handler(eventOf({ body: 'not json' }), lambdaContext()), 400, 'Bad Request', ['orderId', 'not json'])
       expect(JSON.stringify(run.lines)).toContain('body.orderId')
     })
@@ -100,7 +100,7 @@ describe.each(batchMiddyVersions)('%s', (_version, middyCore) => {
 
   test('an ALB event gets the status line ALB sends', async () => {
     const [, albEventOf] = httpEventShapes[3]!
-    const run = build(middyCore, 'no error handler', async () => created)
+    const run = build(major, 'no error handler', async () => created)
     expect(await run.handler(albEventOf({}), lambdaContext())).toMatchObject({ statusDescription: '400 Bad Request', multiValueHeaders: { 'Content-Type': ['application/problem+json'] } })
   })
 
@@ -117,7 +117,7 @@ describe.each(batchMiddyVersions)('%s', (_version, middyCore) => {
   test('a whole event that is not HTTP is refused by throwing the typed error, as before', async () => {
     const gate = deferred<void>()
     const started = deferred<void>()
-    const run = build(middyCore, 'no error handler', async () => { started.resolve(); await gate.promise; return 'done' })
+    const run = build(major, 'no error handler', async () => { started.resolve(); await gate.promise; return 'done' })
     const first = run.handler({ orderId: 'o-1' }, lambdaContext())
     await started.promise
     await expect(run.handler({ orderId: 'o-1' }, lambdaContext())).rejects.toBeInstanceOf(IdempotencyInProgressError)

@@ -1,7 +1,7 @@
 import { expect, test } from '@jest/globals'
 import { idempotency, IdempotencyInProgressError, MemoryStore } from '../../../src/index.js'
 import { describeWholeEvent } from '../../support/contracts/whole-event.js'
-import { batchMiddyVersions } from '../../support/middy.js'
+import { middy5 } from '../../support/middy.js'
 import { lambdaContext, recordingLogger } from '../../support/sqs.js'
 
 describeWholeEvent('MemoryStore', async () => {
@@ -16,7 +16,6 @@ test('the in-progress error says until when, and keeps the key out of its (expos
 })
 
 test('on Middy 5, which cannot respond early with undefined, a duplicate of an undefined result is reported loudly', async () => {
-  const middy5 = batchMiddyVersions[0]?.[1] as typeof import('@middy/core').default
   const store = new MemoryStore()
   const logger = recordingLogger()
   const handler = middy5<{ id: string }, unknown>().use(idempotency({ store, key: 'id', logger })).handler(async () => undefined)

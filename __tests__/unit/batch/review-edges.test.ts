@@ -2,7 +2,7 @@ import { describe, expect, test } from '@jest/globals'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
 import { idempotency, MemoryStore, perRecord, type CommitResult } from '../../../src/index.js'
 import { deferred } from '../../support/deferred.js'
-import { batchMiddyVersions, sqsPartialBatchFailure } from '../../support/middy.js'
+import { batchMiddyVersions, middy6, sqsPartialBatchFailure } from '../../support/middy.js'
 import { failedIds, lambdaContext, sqsEvent, sqsRecord } from '../../support/sqs.js'
 
 /** A MemoryStore that also commits (no tables: the writes are kept for inspection), and can be told to cancel. */
@@ -101,7 +101,6 @@ describe.each(batchMiddyVersions)('edges found in review, %s', (_name, middy) =>
 })
 
 test('Middy 5/6 share one AbortController: one invocation\'s timeout does not close another invocation\'s batch', async () => {
-  const { default: middy6 } = await import('@middy/core')
   const store = new MemoryStore()
   const released = deferred()
   const slowFinish = deferred()

@@ -1,0 +1,89 @@
+#!/usr/bin/env node
+/**
+ * The public API of each entry point of package.json `exports`, as API Extractor reports it, in
+ * api/<name>.api.md: a change of the public surface shows in review as a change of that file.
+ * API Extractor takes one entry point per run, so this runs it once per entry point; a new entry
+ * point of `exports` gets its report without any change here.
+ *
+ * Usage (after `npm run build`, which the npm scripts run first):
+ *   node scripts/api-report.mjs           check: exits 1 when a report differs from the API
+ *                                         (`npm run api:check`, run by CI)
+ *   node scripts/api-report.mjs --update  rewrites the reports (`npm run api:update`)
+ */
+import { Extractor, ExtractorConfig } from '@microsoft/api-extractor'
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const repo = join(dirname(fileURLToPath(import.meta.url)), '..')
+const reportFolder = join(repo, 'api')
+const update = process.argv.includes('--update')
+const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8'))
+const unscopedName = pkg.name.replace(/^@[^/]+\//, '')
+
+/** `.` → middy-idempotency, `./dynamodb` → middy-idempotency-dynamodb, with the declaration file of each. */
+const entryPoints = Object.entries(pkg.exports)
+  .filter(([subpath, target]) => subpath !== './package.json' && typeof target?.types === 'string')
+  .map(([subpath, target]) => ({
+    subpath,
+    reportName: subpath === '.' ? unscopedName : `${unscopedName}-${subpath.slice(2).replaceAll('/', '-')}`,
+    declarations: join(repo, target.types)
+  }))
+
+const scratch = mkdtempSync(join(tmpdir(), 'api-report-'))
+const problems = []
+try {
+  for (const { subpath, reportName, declarations } of entryPoints) {
+    const config = ExtractorConfig.prepare({
+      configObject: {
+        projectFolder: repo,
+        mainEntryPointFilePath: declarations,
+        // The declarations are compiled already: only what reading them needs.
+        compiler: { overrideTsconfig: { compilerOptions: { target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', lib: ['es2022'], types: ['node'], strict: true }, files: [declarations] } },
+        apiReport: { enabled: true, reportFileName: reportName, reportFolder, reportTempFolder: scratch },
+        docModel: { enabled: false },
+        dtsRollup: { enabled: false },
+        tsdocMetadata: { enabled: false },
+        newlineKind: 'lf',
+        messages: {
+          // The package has one release level (no @alpha/@beta/@public tags).
+          extractorMessageReporting: { 'ae-missing-release-tag': { logLevel: 'none' } }
+        }
+      },
+      configObjectFullPath: join(repo, 'api-extractor.json'),
+      packageJsonFullPath: join(repo, 'package.json')
+    })
+    const result = Extractor.invoke(config, { localBuild: update, showVerboseMessages: false })
+    const label = `${pkg.name}${subpath === '.' ? '' : subpath.slice(1)}`
+    if (!result.succeeded && result.apiReportChanged) {
+      // What changed, before the scratch folder goes: CI's log then shows it.
+      spawnSync('diff', ['-u', join(reportFolder, `${reportName}.api.md`), join(scratch, `${reportName}.api.md`)], { stdio: 'inherit' })
+    }
+    if (!result.succeeded) {
+      problems.push(result.apiReportChanged
+        ? `${label}: the public API differs from api/${reportName}.api.md. If the change is meant, run \`npm run api:update\` and commit the report.`
+        : `${label}: API Extractor reported ${result.errorCount} error(s) and ${result.warningCount} warning(s) (above)`)
+    } else if (result.warningCount > 0) {
+      problems.push(`${label}: API Extractor reported ${result.warningCount} warning(s) (above)`)
+    } else {
+      console.log(`api-report: ${label} ${update && result.apiReportChanged ? 'report rewritten' : 'matches'} api/${reportName}.api.md`)
+    }
+  }
+  // A report whose entry point is gone.
+  const expected = new Set(entryPoints.map((e) => `${e.reportName}.api.md`))
+  for (const file of readdirSync(reportFolder).filter((f) => f.endsWith('.api.md') && !expected.has(f))) {
+    if (update) {
+      unlinkSync(join(reportFolder, file))
+      console.log(`api-report: removed api/${file} (no such entry point in package.json exports)`)
+    } else problems.push(`api/${file} reports an entry point package.json no longer exports: run \`npm run api:update\``)
+  }
+} finally {
+  rmSync(scratch, { recursive: true, force: true })
+}
+
+if (problems.length > 0) {
+  for (const problem of problems) console.error(`api-report: ${problem}`)
+  process.exit(1)
+}
