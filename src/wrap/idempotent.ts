@@ -83,7 +83,8 @@ export const idempotent = <TArgs extends unknown[], TResult>(
     const since = (): number => now() - nowMs
     let unit: Unit
     try {
-      unit = prepareUnit(selection, args, undefined, 1, label)
+      // As in the middleware, the unit's context is the Lambda context (whatever it says of the invocation scopes the key alike).
+      unit = prepareUnit(selection, args, context, 1, label)
     } catch (error) {
       reportOutcome(config, { kind: 'no-key', durationMs: since(), error })
       throw error
