@@ -4,3 +4,4 @@
  */
 export { DynamoDBStore } from './stores/dynamodb/dynamodb-store.js'
 export type { DynamoDBSender, DynamoDBStoreOptions, TransactEntry, TransactItem } from './stores/dynamodb/types.js'
+export { listRecords, inspectRecord, releaseRecord, type ListOptions, type RecordView, type ReleaseResult } from './stores/dynamodb/operator.js'

@@ -9,6 +9,7 @@ import { createLog } from './lifecycle/log.js'
 import { compileSelector, type Selector } from './lifecycle/key.js'
 import { LocalCache } from './lifecycle/local-cache.js'
 import { defaults, resolveOptions, type IdempotencyOptions } from './options.js'
+import { isDisabled } from './disabled.js'
 import type { IdempotencyRequest } from './types.js'
 
 /**
@@ -97,6 +98,8 @@ export const idempotency = <TEvent = any>(options: IdempotencyOptions<TEvent>): 
   const chosen = new WeakMap<MiddyRequest, Adapter>()
 
   const idempotencyBefore = async (request: MiddyRequest): Promise<unknown> => {
+    // Off for a local run: nothing claimed, so `after` and `onError` find no adapter and do nothing.
+    if (isDisabled(config.log)) return undefined
     const adapter = adapterFor(request)
     chosen.set(request, adapter)
     return adapter.before(request)

@@ -12,6 +12,7 @@ export type {
 export { MemoryStore } from './stores/memory-store.js'
 export { isClaimable } from './stores/store.js'
 export { perRecord } from './per-record.js'
+export { idempotent, type IdempotentOptions } from './wrap/idempotent.js'
 export {
   IdempotencyError,
   IdempotencyInProgressError,

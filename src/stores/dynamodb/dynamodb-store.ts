@@ -10,6 +10,7 @@ import type { ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, Idemp
 import { refuseUnknownOptions } from '../../unknown-options.js'
 import { checkTransactItem, commitTransaction } from './commit.js'
 import { storeErrorOf } from './errors.js'
+import { registerTable } from './access.js'
 import { claimItem, keyItem, recordOf, type Item } from './items.js'
 import type { AttributeNames, DynamoDBSender, DynamoDBStoreOptions, TransactItem } from './types.js'
 
@@ -86,6 +87,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     this.#client = client ?? new DynamoDBClient(clientConfig ?? {})
     this.#names = { ...defaults, ...stripUndefined(names) }
     this.#sortKeyValue = sortKeyValue ?? defaults.sortKeyValue
+    registerTable(this, { client: this.#client, tableName, names: this.#names, sortKeyValue: this.#sortKeyValue })
   }
 
   async claim (record: ClaimRecord, nowMs: number): Promise<IdempotencyRecord | undefined> {

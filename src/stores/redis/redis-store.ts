@@ -6,6 +6,7 @@ import { connect, type RedisClientLike } from './connect.js'
 import { isCrossSlot, isNoScript, type RedisConnection } from './connection.js'
 import { completedBody, failedBody, fitsHeader, recordOf } from './record.js'
 import { ScriptCallBatcher } from './batched.js'
+import { registerRedis } from './access.js'
 import { CLAIM, COMPLETE, FAIL, MANY, READ, RELEASE, type ScriptName } from './scripts.js'
 
 /**
@@ -105,6 +106,7 @@ export class RedisStore implements IdempotencyStore {
     if (!Number.isSafeInteger(maxResponseBytes) || maxResponseBytes <= 0) throw new IdempotencyConfigError('RedisStore: maxResponseBytes must be a positive integer')
     this.#connection = connect(options.client)
     this.#prefix = keyPrefix
+    registerRedis(this, { connection: this.#connection, prefix: keyPrefix })
     this.#readAtOnce = this.#connection.oneServer
     if (this.#connection.oneServer) {
       this.#batcher = new ScriptCallBatcher({

@@ -1,0 +1,60 @@
+import { expect, test } from '@jest/globals'
+import type { IdempotencyRecord } from '../../../src/index.js'
+import { releaseFrom, viewOf } from '../../../src/operator/records.js'
+import type { ExpectedRecord, RecordTable } from '../../../src/operator/table.js'
+
+const NOW = 1_800_000_000_000
+
+/** A table of one record whose conditional delete answers as told, and notes what it was asked. */
+const tableOf = (record: IdempotencyRecord | undefined, deletes: boolean) => {
+  const asked: ExpectedRecord[] = []
+  const table: RecordTable = {
+    where: 'test',
+    pages: async function* () { yield record === undefined ? [] : [record] },
+    get: async () => record,
+    deleteIf: async (_key, expected) => { asked.push(expected); return deletes }
+  }
+  return { table, asked }
+}
+
+const failed: IdempotencyRecord = { key: 'ns#f', status: 'FAILED', expiry: NOW / 1000 + 60, leaseToken: 't1', error: { name: 'E', message: 'm' } }
+const lapsed: IdempotencyRecord = { key: 'ns#l', status: 'IN_PROGRESS', expiry: NOW / 1000 + 60, inProgressExpiry: NOW - 1, leaseToken: 't2' }
+const live: IdempotencyRecord = { ...lapsed, inProgressExpiry: NOW + 1 }
+
+test('release deletes a FAILED record on its token and status', async () => {
+  const { table, asked } = tableOf(failed, true)
+  expect(await releaseFrom(table, 'ns#f', { now: () => NOW })).toEqual({ released: true, record: viewOf(failed, NOW) })
+  expect(asked).toEqual([{ leaseToken: 't1', status: 'FAILED' }])
+})
+
+test('release of a lapsed lease also asks that the lease ended before now', async () => {
+  const { table, asked } = tableOf(lapsed, true)
+  expect((await releaseFrom(table, 'ns#l', { now: () => NOW })).released).toBe(true)
+  expect(asked).toEqual([{ leaseToken: 't2', status: 'IN_PROGRESS', leaseLapsedBefore: NOW }])
+})
+
+test('a live lease is refused without asking the store; with force it is deleted on its token only', async () => {
+  const refused = tableOf(live, true)
+  expect(await releaseFrom(refused.table, 'ns#l', { now: () => NOW })).toEqual({ released: false, reason: 'live-lease', record: viewOf(live, NOW) })
+  expect(refused.asked).toEqual([])
+  const forced = tableOf(live, true)
+  expect((await releaseFrom(forced.table, 'ns#l', { now: () => NOW, force: true })).released).toBe(true)
+  expect(forced.asked).toEqual([{ leaseToken: 't2', status: 'IN_PROGRESS' }])
+})
+
+test('a record that changed before the conditional delete is reported changed, not released', async () => {
+  const { table } = tableOf(lapsed, false)
+  expect(await releaseFrom(table, 'ns#l', { now: () => NOW })).toMatchObject({ released: false, reason: 'changed' })
+})
+
+test('a COMPLETED record and a missing one are never deleted', async () => {
+  const completed = tableOf({ key: 'ns#c', status: 'COMPLETED', expiry: NOW / 1000 + 60, leaseToken: 't3' }, true)
+  expect(await releaseFrom(completed.table, 'ns#c', { now: () => NOW, force: true })).toMatchObject({ released: false, reason: 'completed' })
+  expect(completed.asked).toEqual([])
+  expect(await releaseFrom(tableOf(undefined, true).table, 'ns#x')).toEqual({ released: false, reason: 'not-found' })
+})
+
+test('a view says whether the record expired, protects its key, and cuts a long result', () => {
+  const view = viewOf({ key: 'k', status: 'COMPLETED', expiry: NOW / 1000 - 1, responseData: 'x'.repeat(300) }, NOW, 10)
+  expect(view).toMatchObject({ expired: true, protecting: false, result: 'xxxxxxxxxx… (300 characters)' })
+})

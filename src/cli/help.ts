@@ -1,0 +1,64 @@
+const STORE = `Store (one of):
+  --table NAME            DynamoDB table (region, credentials and AWS_ENDPOINT_URL_DYNAMODB as the AWS SDK reads them)
+    --key-attr NAME         partition key attribute [idempotencyKey]
+    --sort-key-attr NAME    sort key attribute, for a shared table [none]
+    --sort-key-value VALUE  the records' sort key value [idempotency]
+  --redis URL             Redis or Valkey server (redis://host:6379, rediss://...); needs redis or ioredis installed
+    --prefix PREFIX         the RedisStore's keyPrefix [none]`
+
+const EXIT = 'Exit: 0 done, 1 refused or not found (or the store failed), 2 usage.'
+
+/** The help of the bin and of each command. */
+export const HELP = {
+  main: `Usage: middy-idempotency <command> [options]
+
+Operate on the records of middy-idempotency.
+
+Commands:
+  list     [--status IN_PROGRESS|COMPLETED|FAILED] [--json]   list the records
+  inspect  KEY [--json]                                       show one record
+  release  KEY [--force] [--json]                             delete a FAILED record, or an IN_PROGRESS one whose lease lapsed
+  key      --event FILE [--key PATH] [--namespace NS] [--json]  the stored key of an event or of each record of a batch
+
+Run middy-idempotency <command> --help for a command's options.
+${EXIT}`,
+  list: `Usage: middy-idempotency list (--table NAME | --redis URL) [--status STATUS] [--json]
+
+Lists the records, page by page (a DynamoDB Scan, a Redis SCAN cursor); a progress line on
+stderr while it scans, when stderr is a terminal.
+  --status STATUS   only IN_PROGRESS, COMPLETED or FAILED records
+  --json            one JSON array on stdout
+
+${STORE}
+${EXIT}`,
+  inspect: `Usage: middy-idempotency inspect KEY (--table NAME | --redis URL) [--json]
+
+Shows one record: status, expiry, lease, payload hash, and a preview of its result or error.
+KEY is the stored key (namespace#sha256...): the key command computes it from an event.
+  --json   one JSON document on stdout (null when there is no record)
+
+${STORE}
+${EXIT} (1: no record under KEY)`,
+  release: `Usage: middy-idempotency release KEY (--table NAME | --redis URL) [--force] [--json]
+
+Deletes a FAILED record, or an IN_PROGRESS one whose lease has lapsed, so that the next delivery
+runs its work. A live lease (the work may be running) is refused unless --force. A COMPLETED
+record is never released. The delete is conditioned on the record's lease token and status (and
+on the lease having lapsed): a record completed or claimed again meanwhile is left alone.
+  --force   release an IN_PROGRESS record whose lease is live
+  --json    one JSON document on stdout: { key, released, reason?, record? }
+
+${STORE}
+${EXIT} (1: refused, or no record under KEY)`,
+  key: `Usage: middy-idempotency key --event FILE [--key PATH] [--namespace NS] [--json]
+
+Prints the stored key of an event, as the middleware computes it: one key per record of a batch
+(SQS, Kinesis, DynamoDB Streams, Kafka; a file with one record works too), with the source's
+default key (an SQS record's messageId...); one key for any other event.
+  --event FILE      the event (or record) as JSON
+  --key PATH        the middleware's key option, when it is a path
+  --namespace NS    the namespace option [AWS_LAMBDA_FUNCTION_NAME, else middy-idempotency]
+  --json            one JSON document on stdout
+
+${EXIT} (1: a record has no key)`
+} as const

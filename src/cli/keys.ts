@@ -1,0 +1,47 @@
+import { defaultEventKey } from '../adapters/http.js'
+import { prepareRecords } from '../batch/claim-batch.js'
+import { compileSelector } from '../lifecycle/key.js'
+import { prepareUnit, type Selection } from '../lifecycle/prepare.js'
+import { defaultNamespace } from '../options.js'
+import { sourceOf, sources } from '../sources/index.js'
+import { listOf } from '../sources/source.js'
+
+/** The stored key of each record of a batch, or of a whole event; `error` for a record with none. */
+export type KeysOf =
+  | { source: string, records: Array<{ id: string, key: string } | { id: string, error: string }> }
+  | { source: 'event', key: string }
+
+/**
+ * The keys the middleware stores `input` under, computed as it computes them: a batch event
+ * (or one record of one, recognised by its `eventSource`) gives a key per record with the
+ * source's default key unless `keyPath` is given; any other event is one key, its default the
+ * middleware's (the whole event, or an HTTP request's `Idempotency-Key`). Throws the
+ * `IdempotencyKeyError` of a whole event that has no key.
+ */
+export const keysOf = (input: unknown, options: { keyPath?: string, namespace?: string } = {}): KeysOf => {
+  const namespace = options.namespace ?? defaultNamespace()
+  const single = (input as { eventSource?: unknown } | null)?.eventSource
+  const event = typeof single === 'string' && sources[single] !== undefined && listOf(sources[single], input) === undefined ? { Records: [input] } : input
+  const source = sourceOf(event)
+  if (source !== undefined) {
+    const selection: Selection = {
+      namespace,
+      key: compileSelector(options.keyPath ?? source.defaults.key, 'key', source.encoded ?? []),
+      keyName: options.keyPath === undefined ? 'the default key' : `key path "${options.keyPath}"`,
+      defaultKey: options.keyPath === undefined
+    }
+    const states = prepareRecords(source, selection, listOf(source, event) ?? [], undefined, event)
+    return {
+      source: source.eventSource,
+      records: states.map((state) => state.unit !== undefined
+        ? { id: state.id, key: state.unit.key }
+        : { id: state.id, error: state.outcome?.kind === 'rejected' ? state.outcome.error.message : 'no key' })
+    }
+  }
+  const selection: Selection = {
+    namespace,
+    key: options.keyPath === undefined ? (unit) => defaultEventKey(unit) : compileSelector(options.keyPath, 'key'),
+    keyName: options.keyPath === undefined ? 'the event' : `key path "${options.keyPath}"`
+  }
+  return { source: 'event', key: prepareUnit(selection, event, undefined, 1, 'event').key }
+}

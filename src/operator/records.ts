@@ -1,0 +1,128 @@
+import { isClaimable, type IdempotencyRecord, type RecordStatus } from '../stores/store.js'
+import type { RecordTable } from './table.js'
+
+/**
+ * A record as an operator reads it: times as ISO text beside the stored numbers, whether it
+ * still protects its key, whether its lease is live, and a short preview of its result or error.
+ *
+ * @example
+ * ```ts
+ * const view: RecordView = { key: 'orders#9f86…', status: 'FAILED', expiry: 1767225600, expiresAt: '2026-01-01T00:00:00.000Z', expired: false, protecting: true, error: { name: 'Error', message: 'declined' } }
+ * ```
+ */
+export interface RecordView {
+  key: string
+  status: RecordStatus
+  /** Epoch seconds after which the record no longer protects its key. */
+  expiry: number
+  expiresAt: string
+  /** Whether `expiry` has passed (the record no longer protects its key, and TTL may delete it). */
+  expired: boolean
+  /** Whether a claim of its key would be refused now (it has not expired, nor has its lease lapsed). */
+  protecting: boolean
+  /** IN_PROGRESS: when its lease ends (epoch ms, and ISO), and whether it is still running. */
+  inProgressExpiry?: number
+  leaseUntil?: string
+  leaseLive?: boolean
+  leaseToken?: string
+  payloadHash?: string
+  /** COMPLETED: the stored result's JSON, cut to `previewChars`. */
+  result?: string
+  /** FAILED: the stored error. */
+  error?: { name: string, message: string, code?: string }
+}
+
+/** Options of {@link listRecords}. */
+export interface ListOptions {
+  /** Only records of this status. [all] */
+  status?: RecordStatus
+  /** How many items one page looks at: a DynamoDB Scan's `Limit`, a Redis SCAN's `COUNT`. [the store's: 1 MB of items; 1000 keys] */
+  pageSize?: number
+  /** Called after each page the store returns, with how many records were read so far (for a progress line). [none] */
+  onPage?: (read: number) => void
+  /** The clock (epoch ms). [`Date.now`] */
+  now?: () => number
+  /** How many characters of a result are shown. [120] */
+  previewChars?: number
+}
+
+/** What {@link releaseRecord} did: what it removed, or why it removed nothing. */
+export type ReleaseResult =
+  | { released: true, record: RecordView }
+  /**
+   * `not-found`: no record under the key. `completed`: a COMPLETED record is never released (its
+   * result is what a redelivery must get). `live-lease`: IN_PROGRESS and its lease is live (its
+   * work may be running); `force` releases it. `changed`: the record changed between the read and
+   * the conditional delete (completed, taken over): nothing was removed.
+   */
+  | { released: false, reason: 'not-found' | 'completed' | 'live-lease' | 'changed', record?: RecordView }
+
+const PREVIEW_CHARS = 120
+
+const preview = (text: string, max: number): string => text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`
+
+/** `record` as an operator reads it at `nowMs`. */
+export const viewOf = (record: IdempotencyRecord, nowMs: number, previewChars = PREVIEW_CHARS): RecordView => {
+  const view: RecordView = {
+    key: record.key,
+    status: record.status,
+    expiry: record.expiry,
+    expiresAt: new Date(record.expiry * 1000).toISOString(),
+    expired: record.expiry < Math.floor(nowMs / 1000),
+    protecting: !isClaimable(record, nowMs)
+  }
+  if (record.status === 'IN_PROGRESS' && record.inProgressExpiry !== undefined) {
+    view.inProgressExpiry = record.inProgressExpiry
+    view.leaseUntil = new Date(record.inProgressExpiry).toISOString()
+    view.leaseLive = record.inProgressExpiry >= nowMs
+  }
+  if (record.leaseToken !== undefined) view.leaseToken = record.leaseToken
+  if (record.payloadHash !== undefined) view.payloadHash = record.payloadHash
+  if (record.status === 'COMPLETED' && record.responseData !== undefined) view.result = preview(record.responseData, previewChars)
+  if (record.status === 'FAILED' && record.error !== undefined) view.error = { ...record.error }
+  return view
+}
+
+/** Every record of `table` (of one status, when asked), read page by page. */
+export const listFrom = async (table: RecordTable, options: ListOptions = {}): Promise<RecordView[]> => {
+  const nowMs = (options.now ?? Date.now)()
+  const found: RecordView[] = []
+  const filter = { ...(options.status === undefined ? {} : { status: options.status }), ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }) }
+  for await (const page of table.pages(filter)) {
+    for (const record of page) if (options.status === undefined || record.status === options.status) found.push(viewOf(record, nowMs, options.previewChars))
+    options.onPage?.(found.length)
+  }
+  return found
+}
+
+/** The record under `key`, or undefined. */
+export const inspectFrom = async (table: RecordTable, key: string, options: { now?: () => number, previewChars?: number } = {}): Promise<RecordView | undefined> => {
+  const record = await table.get(key)
+  return record === undefined ? undefined : viewOf(record, (options.now ?? Date.now)(), options.previewChars ?? 2000)
+}
+
+/**
+ * Removes a FAILED record, or an IN_PROGRESS one whose lease lapsed (a live one only with
+ * `force`), so that the next delivery runs. The delete is conditioned on the token and status
+ * read, and without `force` on the lease having lapsed: a record that completes or is taken
+ * over meanwhile is left alone.
+ */
+export const releaseFrom = async (table: RecordTable, key: string, options: { force?: boolean, now?: () => number } = {}): Promise<ReleaseResult> => {
+  const nowMs = (options.now ?? Date.now)()
+  const record = await table.get(key)
+  if (record === undefined) return { released: false, reason: 'not-found' }
+  const view = viewOf(record, nowMs)
+  if (record.status === 'COMPLETED') return { released: false, reason: 'completed', record: view }
+  const live = record.status === 'IN_PROGRESS' && (record.inProgressExpiry ?? 0) >= nowMs
+  if (live && options.force !== true) return { released: false, reason: 'live-lease', record: view }
+  const deleted = await table.deleteIf(key, {
+    leaseToken: record.leaseToken,
+    status: record.status,
+    ...(record.status === 'IN_PROGRESS' && options.force !== true ? { leaseLapsedBefore: nowMs } : {})
+  })
+  if (!deleted) {
+    const now = await table.get(key)
+    return { released: false, reason: 'changed', ...(now === undefined ? {} : { record: viewOf(now, nowMs) }) }
+  }
+  return { released: true, record: view }
+}

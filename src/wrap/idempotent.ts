@@ -1,0 +1,128 @@
+import { claim } from '../lifecycle/claim.js'
+import type { LifecycleConfig, Unit } from '../lifecycle/config.js'
+import { compileSelector, type Select } from '../lifecycle/key.js'
+import { deadlineWithin, remainingMs, type Lease } from '../lifecycle/lease.js'
+import { createLog } from '../lifecycle/log.js'
+import { fulfilled, rejected } from '../lifecycle/outcome.js'
+import { prepareUnit, type Selection } from '../lifecycle/prepare.js'
+import { kindOfRefusal, reportOutcome } from '../lifecycle/report.js'
+import { settleUnit } from '../lifecycle/settle-unit.js'
+import { defaultLogLevel } from '../lifecycle/log.js'
+import { defaultNamespace, defaults } from '../options.js'
+import { isDisabled } from '../disabled.js'
+import { checkOptions, type IdempotentOptions } from './options.js'
+
+export type { IdempotentOptions }
+
+// Without a Lambda context and without `leaseSeconds`: the longest a Lambda function runs.
+// https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html
+const DEFAULT_LEASE_SECONDS = 900
+
+// A failure this close to the invocation's deadline may be the runtime cutting the work short
+// while a request of it is out: the lease is kept, as the middleware keeps it.
+const DEADLINE_MARGIN_MS = 1000
+
+/** The Lambda context among the arguments (or a durable context holding one as `lambdaContext`), if any. */
+const lambdaContextOf = (args: readonly unknown[]): unknown =>
+  args.find((arg) => typeof arg === 'object' && arg !== null && remainingMs(arg) !== undefined)
+
+/**
+ * Makes any async function idempotent, outside Middy, with the middleware's lifecycle: the first
+ * call with a key claims it (a fenced lease), runs `fn` and stores its result; a later call
+ * with the same key returns the stored result (as JSON gives it back) without running `fn`; a
+ * call while the first still runs rejects with `IdempotencyInProgressError`; a failure follows
+ * `onFailure`.
+ *
+ * The lease: when an argument is a Lambda context (it has `getRemainingTimeInMillis`, or holds
+ * one as `lambdaContext`, as a durable execution's context does), the lease ends at that
+ * invocation's deadline (or after `leaseSeconds`, when sooner); otherwise after `leaseSeconds`.
+ *
+ * @example
+ * ```ts
+ * import { idempotent, MemoryStore } from 'middy-idempotency'
+ *
+ * const chargeOnce = idempotent(async (order: { id: string, cents: number }) => ({ charged: order.cents }), {
+ *   store: new MemoryStore(), key: 'id', leaseSeconds: 60
+ * })
+ * await chargeOnce({ id: 'o-1', cents: 500 }) // runs
+ * await chargeOnce({ id: 'o-1', cents: 500 }) // returns { charged: 500 } without running
+ * ```
+ */
+export const idempotent = <TArgs extends unknown[], TResult>(
+  fn: (...args: TArgs) => Promise<TResult> | TResult,
+  options: IdempotentOptions<TArgs>
+): ((...args: TArgs) => Promise<Awaited<TResult>>) => {
+  if (typeof fn !== 'function') throw new TypeError('idempotent: fn must be a function')
+  checkOptions(options)
+  const log = createLog(options.logger ?? console, options.logLevel ?? defaultLogLevel())
+  const now = options.now ?? defaults.now
+  const config: LifecycleConfig = {
+    store: options.store,
+    expiresAfterSeconds: options.expiresAfterSeconds ?? defaults.expiresAfterSeconds,
+    onFailure: options.onFailure ?? defaults.onFailure,
+    log,
+    now,
+    clockSkewMs: options.clockSkewMs ?? defaults.clockSkewMs,
+    ...(options.onOutcome === undefined ? {} : { onOutcome: options.onOutcome })
+  }
+  const selection: Selection = {
+    namespace: options.namespace ?? defaultNamespace(),
+    key: selectorOf(options.key, 'key'),
+    keyName: typeof options.key === 'string' ? `key path "${options.key}"` : options.key === undefined ? 'the first argument' : 'the key function',
+    ...(options.payload === false ? {} : { payload: selectorOf(options.payload, 'payload') })
+  }
+  const leaseMs = (options.leaseSeconds ?? DEFAULT_LEASE_SECONDS) * 1000
+  const label = `${fn.name === '' ? 'function' : fn.name} call`
+
+  return async (...args: TArgs): Promise<Awaited<TResult>> => {
+    if (isDisabled(log)) return await fn(...args)
+    const context = lambdaContextOf(args)
+    const nowMs = now()
+    const remaining = context === undefined ? undefined : remainingMs(context)
+    const lease: Lease = { nowMs, until: nowMs + Math.max(0, Math.min(leaseMs, remaining ?? Infinity)) }
+    const since = (): number => now() - nowMs
+    let unit: Unit
+    try {
+      // As in the middleware, the unit's context is the Lambda context (whatever it says of the invocation scopes the key alike).
+      unit = prepareUnit(selection, args, context, 1, label)
+    } catch (error) {
+      reportOutcome(config, { kind: 'no-key', durationMs: since(), error })
+      throw error
+    }
+    const decision = await claim(config, unit, lease)
+    if (decision.kind === 'rejected') {
+      reportOutcome(config, { kind: kindOfRefusal(decision.error), key: unit.key, durationMs: since(), error: decision.error })
+      throw decision.error
+    }
+    if (decision.kind === 'replay') {
+      reportOutcome(config, { kind: 'replayed', key: unit.key, durationMs: since() })
+      return decision.response as Awaited<TResult>
+    }
+    let result: PromiseSettledResult<unknown>
+    const startedMs = now()
+    try {
+      result = fulfilled(await fn(...args))
+    } catch (error) {
+      result = rejected(error)
+    }
+    const timedOut = result.status === 'rejected' && deadlineWithin(context, DEADLINE_MARGIN_MS)
+    const settled = await settleUnit(config, unit, { leaseToken: decision.leaseToken }, result, { timedOut })
+    reportOutcome(config, {
+      kind: settled.kind, key: unit.key, durationMs: now() - startedMs,
+      ...(settled.onFailure === undefined ? {} : { onFailure: settled.onFailure }),
+      ...(settled.result.status === 'rejected' ? { error: settled.result.reason } : {})
+    })
+    if (settled.result.status === 'rejected') throw settled.result.reason
+    return settled.result.value as Awaited<TResult>
+  }
+}
+
+/** A `key` or `payload` option as a function of the arguments array: a path reads into the first argument. */
+const selectorOf = (selector: string | ((...args: any[]) => unknown) | undefined, what: string): Select => {
+  if (selector === undefined) return (args) => (args as unknown[])[0]
+  if (typeof selector === 'string') {
+    const select = compileSelector(selector, what)
+    return (args) => select((args as unknown[])[0], undefined)
+  }
+  return compileSelector((args) => selector(...(args as unknown[])), what)
+}
