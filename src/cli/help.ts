@@ -15,10 +15,14 @@ export const HELP = {
 Operate on the records of middy-idempotency.
 
 Commands:
-  list     [--status IN_PROGRESS|COMPLETED|FAILED] [--json]   list the records
-  inspect  KEY [--json]                                       show one record
-  release  KEY [--force] [--json]                             delete a FAILED record, or an IN_PROGRESS one whose lease lapsed
-  key      --event FILE [--key PATH] [--namespace NS] [--json]  the stored key of an event or of each record of a batch
+  list     [--status IN_PROGRESS|COMPLETED|FAILED] [--json]
+           list the records
+  inspect  KEY [--json]
+           show one record
+  release  KEY [--force] [--json]
+           delete a FAILED record, or an IN_PROGRESS one whose lease lapsed
+  key      --event FILE [--key PATH] [--namespace NS] [--tenant T] [--json]
+           the stored key of an event or of each record of a batch
 
 Run middy-idempotency <command> --help for a command's options.
 ${EXIT}`,
@@ -50,7 +54,7 @@ on the lease having lapsed): a record completed or claimed again meanwhile is le
 
 ${STORE}
 ${EXIT} (1: refused, or no record under KEY)`,
-  key: `Usage: middy-idempotency key --event FILE [--key PATH] [--namespace NS] [--json]
+  key: `Usage: middy-idempotency key --event FILE [--key PATH] [--namespace NS] [--tenant T] [--json]
 
 Prints the stored key of an event, as the middleware computes it: one key per record of a batch
 (SQS, Kinesis, DynamoDB Streams, Kafka; a file with one record works too), with the source's
@@ -58,6 +62,7 @@ default key (an SQS record's messageId...); one key for any other event.
   --event FILE      the event (or record) as JSON
   --key PATH        the middleware's key option, when it is a path
   --namespace NS    the namespace option [AWS_LAMBDA_FUNCTION_NAME, else middy-idempotency]
+  --tenant T        the invocation's tenant (context.tenantId), for a function in tenant isolation mode
   --json            one JSON document on stdout
 
 ${EXIT} (1: a record has no key)`

@@ -16,10 +16,13 @@ export type KeysOf =
  * (or one record of one, recognised by its `eventSource`) gives a key per record with the
  * source's default key unless `keyPath` is given; any other event is one key, its default the
  * middleware's (the whole event, or an HTTP request's `Idempotency-Key`). Throws the
- * `IdempotencyKeyError` of a whole event that has no key.
+ * `IdempotencyKeyError` of a whole event that has no key. `tenant`: the `context.tenantId` of a
+ * function in Lambda's tenant isolation mode.
  */
-export const keysOf = (input: unknown, options: { keyPath?: string, namespace?: string } = {}): KeysOf => {
+export const keysOf = (input: unknown, options: { keyPath?: string, namespace?: string, tenant?: string } = {}): KeysOf => {
   const namespace = options.namespace ?? defaultNamespace()
+  // A function in Lambda's tenant isolation mode scopes every key by its invocation's tenant.
+  const context = options.tenant === undefined ? undefined : { tenantId: options.tenant }
   const single = (input as { eventSource?: unknown } | null)?.eventSource
   const event = typeof single === 'string' && sources[single] !== undefined && listOf(sources[single], input) === undefined ? { Records: [input] } : input
   const source = sourceOf(event)
@@ -30,7 +33,7 @@ export const keysOf = (input: unknown, options: { keyPath?: string, namespace?: 
       keyName: options.keyPath === undefined ? 'the default key' : `key path "${options.keyPath}"`,
       defaultKey: options.keyPath === undefined
     }
-    const states = prepareRecords(source, selection, listOf(source, event) ?? [], undefined, event)
+    const states = prepareRecords(source, selection, listOf(source, event) ?? [], context, event)
     return {
       source: source.eventSource,
       records: states.map((state) => state.unit !== undefined
@@ -43,5 +46,5 @@ export const keysOf = (input: unknown, options: { keyPath?: string, namespace?: 
     key: options.keyPath === undefined ? (unit) => defaultEventKey(unit) : compileSelector(options.keyPath, 'key'),
     keyName: options.keyPath === undefined ? 'the event' : `key path "${options.keyPath}"`
   }
-  return { source: 'event', key: prepareUnit(selection, event, undefined, 1, 'event').key }
+  return { source: 'event', key: prepareUnit(selection, event, context, 1, 'event').key }
 }

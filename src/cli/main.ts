@@ -28,7 +28,7 @@ const COMMAND_OPTIONS = {
   list: { ...STORE_OPTIONS, status: { type: 'string' } },
   inspect: STORE_OPTIONS,
   release: { ...STORE_OPTIONS, force: { type: 'boolean' } },
-  key: { event: { type: 'string' }, key: { type: 'string' }, namespace: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }
+  key: { event: { type: 'string' }, key: { type: 'string' }, namespace: { type: 'string' }, tenant: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }
 } as const satisfies Record<string, ParseArgsConfig['options']>
 
 type Command = keyof typeof COMMAND_OPTIONS
@@ -139,7 +139,8 @@ const keyCommand = async (values: Record<string, string | boolean | undefined>, 
   }
   const keys = keysOf(event, {
     ...(typeof values.key === 'string' ? { keyPath: values.key } : {}),
-    ...(typeof values.namespace === 'string' ? { namespace: values.namespace } : {})
+    ...(typeof values.namespace === 'string' ? { namespace: values.namespace } : {}),
+    ...(typeof values.tenant === 'string' ? { tenant: values.tenant } : {})
   })
   io.out(json ? JSON.stringify(keys) : keysText(keys))
   return 'records' in keys && keys.records.some((r) => 'error' in r) ? REFUSED : DONE

@@ -47,3 +47,14 @@ test('a whole event gives one key; an HTTP request without Idempotency-Key says 
   expect(() => keysOf({ requestContext: { http: { method: 'POST', path: '/pay' } }, rawPath: '/pay', headers: {}, body: '{}', version: '2.0' }, { namespace: 'ns' }))
     .toThrow(/Idempotency-Key header is missing/)
 })
+
+test('--tenant: a function in tenant isolation mode stores each record under its tenant, and the key command says which', async () => {
+  const event = sqsEvent([sqsRecord({ orderId: 'a' }, { messageId: 'm-1' })])
+  const store = new MemoryStore()
+  await middy().use(idempotency({ store, namespace: 'ns', logger: false })).handler(perRecord(async () => 'ok'))(event, { ...lambdaContext(), tenantId: 'acme#eu' })
+  const [stored] = store.records().map((r) => r.key)
+  const keys = keysOf(event, { namespace: 'ns', tenant: 'acme#eu' })
+  expect(keys).toEqual({ source: 'aws:sqs', records: [{ id: 'm-1', key: stored }] })
+  expect(stored).toMatch(/^ns#acme%23eu#/)
+  expect(keysOf(event, { namespace: 'ns' })).not.toEqual(keys)
+})
