@@ -11,6 +11,7 @@ import { refuseUnknownOptions } from '../../unknown-options.js'
 import { checkTransactItem, commitTransaction } from './commit.js'
 import { storeErrorOf } from './errors.js'
 import { claimItem, keyItem, recordOf, type Item } from './items.js'
+import { checkTimeToLive, explainKeySchemaMismatch, isKeySchemaMismatch, probeKeySchema } from './table-check.js'
 import type { AttributeNames, DynamoDBSender, DynamoDBStoreOptions, TransactItem } from './types.js'
 
 export type { DynamoDBSender, DynamoDBStoreOptions }
@@ -49,7 +50,8 @@ const LIMITS: StoreLimits = {
  *
  * Table: partition key `idempotencyKey` (S), TTL on `expiry`. See the README for the
  * table and the least-privilege IAM policy (PutItem, UpdateItem, DeleteItem,
- * BatchGetItem on the table).
+ * BatchGetItem on the table; DescribeTimeToLive and DescribeTable optional). A table that
+ * does not fit the settings is refused before the first claim (docs/stores.md).
  *
  * @example
  * ```ts
@@ -67,6 +69,10 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
   readonly #client: DynamoDBSender
   readonly #names: AttributeNames
   readonly #sortKeyValue: string
+  /** The one-time check of the table against the settings, shared by concurrent invocations. */
+  #checked: Promise<void> | undefined
+  /** Once the table is known not to fit the settings: DynamoDB's refusal and the words for it. */
+  #mismatch: { cause: unknown, why: Promise<string> } | undefined
 
   constructor (options: DynamoDBStoreOptions) {
     if (typeof options?.tableName !== 'string' || options.tableName === '') {
@@ -91,6 +97,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
   async claim (record: ClaimRecord, nowMs: number): Promise<IdempotencyRecord | undefined> {
     const n = this.#names
     try {
+      await this.#ready()
       await this.#client.send(new PutItemCommand({
         TableName: this.tableName,
         Item: this.#toItem(record),
@@ -110,7 +117,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
         // An empty ALL_OLD cannot happen for a refused claim; treat it as a store fault, never as "claimed".
         if (old !== undefined) return this.#fromItem(old)
       }
-      throw this.#storeError('claim', record.key, error)
+      throw await this.#storeError('claim', record.key, error)
     }
   }
 
@@ -148,6 +155,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     for (let i = 0; i < unique.length; i += LIMITS.maxReadKeys) chunks.push(unique.slice(i, i + LIMITS.maxReadKeys))
     await Promise.all(chunks.map(async (chunk) => {
       try {
+        await this.#ready()
         const output = await this.#client.send(new BatchGetItemCommand({
           // A claim decision needs the latest write, so reads are strongly consistent.
           RequestItems: { [this.tableName]: { Keys: chunk.map((key) => this.#keyOf(key)), ConsistentRead: true } }
@@ -158,7 +166,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
           found.set(record.key, record)
         }
       } catch (error) {
-        throw this.#storeError('read', undefined, error)
+        throw await this.#storeError('read', undefined, error)
       }
     }))
     return found
@@ -166,9 +174,10 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
 
   async commit (key: string, leaseToken: string, outcome: CommitOutcome, writes: readonly TransactItem[], claim?: { nowMs: number }): Promise<CommitResult> {
     try {
+      await this.#ready()
       return await commitTransaction({ client: this.#client, tableName: this.tableName, key: this.#keyOf(key), names: this.#names, fromItem: (item) => this.#fromItem(item) }, leaseToken, outcome, writes, claim)
     } catch (error) {
-      throw this.#storeError('commit', key, error)
+      throw await this.#storeError('commit', key, error)
     }
   }
 
@@ -197,7 +206,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
       return true
     } catch (error) {
       if (isConditionFailure(error)) return false
-      throw this.#storeError(operation, key, error)
+      throw await this.#storeError(operation, key, error)
     }
   }
 
@@ -213,8 +222,35 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     return recordOf(this.#names, item)
   }
 
-  #storeError (operation: StoreOperation, key: string | undefined, error: unknown): IdempotencyStoreError {
-    return storeErrorOf(this.tableName, this.#names, operation, key, error)
+  /**
+   * Before the first claim, read or commit (the user's function has not run yet): the checks of
+   * table-check.ts, once per store. A table that does not fit refuses every later call without
+   * a request; a check that failed for another reason (throttling, network) is tried again.
+   */
+  async #ready (): Promise<void> {
+    this.#checked ??= this.#checkTable()
+    try {
+      await this.#checked
+    } catch (error) {
+      if (!isKeySchemaMismatch(error)) this.#checked = undefined
+      throw error
+    }
+    if (this.#mismatch !== undefined) throw this.#mismatch.cause
+  }
+
+  async #checkTable (): Promise<void> {
+    const ttl = checkTimeToLive(this.#client, this.tableName, this.#names.expiryAttr, (message) => { process.emitWarning(message, { code: 'MIDDY_IDEMPOTENCY_TTL' }) })
+    try {
+      if (this.#names.sortKeyAttr !== undefined) await probeKeySchema(this.#client, this.tableName, (key) => this.#keyOf(key))
+    } finally {
+      await ttl
+    }
+  }
+
+  async #storeError (operation: StoreOperation, key: string | undefined, error: unknown): Promise<IdempotencyStoreError> {
+    if (!isKeySchemaMismatch(error)) return storeErrorOf(this.tableName, this.#names, operation, key, error)
+    this.#mismatch ??= { cause: error, why: explainKeySchemaMismatch(this.#client, this.tableName, this.#names, error) }
+    return storeErrorOf(this.tableName, this.#names, operation, key, error, await this.#mismatch.why)
   }
 }
 
