@@ -4,12 +4,12 @@
  * `stores/store.ts`, beside the stores that implement it) the store contract.
  */
 import type { Context } from 'aws-lambda'
-import type { TransactItem } from './stores/dynamodb/types.js'
+import type { TransactItem } from './stores/dynamodb/transact-types.js'
 import type { IdempotencyStore } from './stores/store.js'
 
 export type { ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, IdempotencyStore, RecordStatus, StoreLimits, WriteOptions } from './stores/store.js'
 // Types only (nothing of the DynamoDB store is loaded): `transact`'s entries with a DynamoDBStore.
-export type { TransactEntry, TransactItem } from './stores/dynamodb/types.js'
+export type { TransactEntry, TransactItem } from './stores/dynamodb/transact-types.js'
 
 /**
  * Where a key or payload comes from: a path into the unit of work (`'body.orderId'`,
