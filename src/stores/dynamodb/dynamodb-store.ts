@@ -75,13 +75,14 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
   #mismatch: { cause: unknown, why: Promise<string> } | undefined
 
   constructor (options: DynamoDBStoreOptions) {
+    // A misspelt option first: `tablename` is a slip to name, not a missing tableName.
+    if (options !== null && typeof options === 'object') refuseUnknownOptions('DynamoDBStore', options, OPTION_NAMES)
     if (typeof options?.tableName !== 'string' || options.tableName === '') {
       throw new IdempotencyConfigError('DynamoDBStore: tableName must be a non-empty string')
     }
     if (options.client !== undefined && typeof options.client?.send !== 'function') {
       throw new IdempotencyConfigError('DynamoDBStore: client must be a DynamoDBClient or a DynamoDBDocumentClient')
     }
-    refuseUnknownOptions('DynamoDBStore', options, OPTION_NAMES)
     const { tableName, client, clientConfig, sortKeyValue, ...names } = options
     for (const [option, value] of Object.entries(names)) {
       if (value !== undefined && (typeof value !== 'string' || value === '')) {
