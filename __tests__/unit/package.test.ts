@@ -70,6 +70,12 @@ test('the AWS SDK is an optional peer: every SDK package the code loads is a pee
   expect(Object.keys(manifest.dependencies ?? {}).filter((pkg) => pkg.startsWith('@aws-sdk/'))).toEqual([])
 })
 
+test('the description names every event source and store the package works with', () => {
+  const { description = '', keywords = [] } = JSON.parse(readFileSync('package.json', 'utf8')) as { description?: string, keywords?: string[] }
+  for (const name of ['SQS', 'Kinesis', 'DynamoDB Streams', 'Kafka', 'DynamoDB', 'Redis']) expect([name, description.includes(name)]).toEqual([name, true])
+  for (const keyword of ['kafka', 'redis', 'dynamodb', 'sqs', 'kinesis']) expect(keywords).toContain(keyword)
+})
+
 const publicExports = [
   'HttpServerErrorResponse', 'IdempotencyConfigError', 'IdempotencyError', 'IdempotencyFailedError', 'IdempotencyHeldBackError',
   'IdempotencyInProgressError', 'IdempotencyKeyError', 'IdempotencyLeaseLostError', 'IdempotencyPayloadMismatchError', 'IdempotencyResponseError',
