@@ -11,7 +11,7 @@ import { refuseUnknownOptions } from '../../unknown-options.js'
 import { checkTransactItem, commitTransaction } from './commit.js'
 import { storeErrorOf } from './errors.js'
 import { claimItem, keyItem, recordOf, type Item } from './items.js'
-import { checkTimeToLive, explainKeySchemaMismatch, isKeySchemaMismatch, probeKeySchema } from './table-check.js'
+import { TableFit } from './table-check.js'
 import type { AttributeNames, DynamoDBSender, DynamoDBStoreOptions, TransactItem } from './types.js'
 
 export type { DynamoDBSender, DynamoDBStoreOptions }
@@ -69,10 +69,8 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
   readonly #client: DynamoDBSender
   readonly #names: AttributeNames
   readonly #sortKeyValue: string
-  /** The one-time check of the table against the settings, shared by concurrent invocations. */
-  #checked: Promise<void> | undefined
-  /** Once the table is known not to fit the settings: DynamoDB's refusal and the words for it. */
-  #mismatch: { cause: unknown, why: Promise<string> } | undefined
+  /** Whether the table fits the settings: checked once, before the first claim, read or commit. */
+  readonly #fit: TableFit
 
   constructor (options: DynamoDBStoreOptions) {
     // A misspelt option first: `tablename` is a slip to name, not a missing tableName.
@@ -93,12 +91,13 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     this.#client = client ?? new DynamoDBClient(clientConfig ?? {})
     this.#names = { ...defaults, ...stripUndefined(names) }
     this.#sortKeyValue = sortKeyValue ?? defaults.sortKeyValue
+    this.#fit = new TableFit(this.#client, tableName, this.#names, (key) => this.#keyOf(key))
   }
 
   async claim (record: ClaimRecord, nowMs: number): Promise<IdempotencyRecord | undefined> {
     const n = this.#names
     try {
-      await this.#ready()
+      await this.#fit.ready()
       await this.#client.send(new PutItemCommand({
         TableName: this.tableName,
         Item: this.#toItem(record),
@@ -156,7 +155,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     for (let i = 0; i < unique.length; i += LIMITS.maxReadKeys) chunks.push(unique.slice(i, i + LIMITS.maxReadKeys))
     await Promise.all(chunks.map(async (chunk) => {
       try {
-        await this.#ready()
+        await this.#fit.ready()
         const output = await this.#client.send(new BatchGetItemCommand({
           // A claim decision needs the latest write, so reads are strongly consistent.
           RequestItems: { [this.tableName]: { Keys: chunk.map((key) => this.#keyOf(key)), ConsistentRead: true } }
@@ -175,7 +174,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
 
   async commit (key: string, leaseToken: string, outcome: CommitOutcome, writes: readonly TransactItem[], claim?: { nowMs: number }): Promise<CommitResult> {
     try {
-      await this.#ready()
+      await this.#fit.ready()
       return await commitTransaction({ client: this.#client, tableName: this.tableName, key: this.#keyOf(key), names: this.#names, fromItem: (item) => this.#fromItem(item) }, leaseToken, outcome, writes, claim)
     } catch (error) {
       throw await this.#storeError('commit', key, error)
@@ -223,35 +222,8 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     return recordOf(this.#names, item)
   }
 
-  /**
-   * Before the first claim, read or commit (the user's function has not run yet): the checks of
-   * table-check.ts, once per store. A table that does not fit refuses every later call without
-   * a request; a check that failed for another reason (throttling, network) is tried again.
-   */
-  async #ready (): Promise<void> {
-    this.#checked ??= this.#checkTable()
-    try {
-      await this.#checked
-    } catch (error) {
-      if (!isKeySchemaMismatch(error)) this.#checked = undefined
-      throw error
-    }
-    if (this.#mismatch !== undefined) throw this.#mismatch.cause
-  }
-
-  async #checkTable (): Promise<void> {
-    const ttl = checkTimeToLive(this.#client, this.tableName, this.#names.expiryAttr, (message) => { process.emitWarning(message, { code: 'MIDDY_IDEMPOTENCY_TTL' }) })
-    try {
-      if (this.#names.sortKeyAttr !== undefined) await probeKeySchema(this.#client, this.tableName, (key) => this.#keyOf(key))
-    } finally {
-      await ttl
-    }
-  }
-
   async #storeError (operation: StoreOperation, key: string | undefined, error: unknown): Promise<IdempotencyStoreError> {
-    if (!isKeySchemaMismatch(error)) return storeErrorOf(this.tableName, this.#names, operation, key, error)
-    this.#mismatch ??= { cause: error, why: explainKeySchemaMismatch(this.#client, this.tableName, this.#names, error) }
-    return storeErrorOf(this.tableName, this.#names, operation, key, error, await this.#mismatch.why)
+    return storeErrorOf(this.tableName, this.#names, operation, key, error, await this.#fit.explain(error))
   }
 }
 

@@ -103,3 +103,44 @@ export const checkTimeToLive = async (client: DynamoDBSender, tableName: string,
     : `DynamoDBStore: TTL is not enabled on table ${tableName}: idempotency records are never deleted and the table grows ` +
       `(they still stop protecting at their expiry). Enable TTL on attribute '${expiryAttr}'.`)
 }
+
+/**
+ * The checks above, once per store, before its first claim, read or commit (the user's function
+ * has not run yet), shared by concurrent invocations. A table that does not fit refuses every
+ * later call without a request; a check that failed for another reason (throttling, network) is
+ * tried again by the next call.
+ */
+export class TableFit {
+  #checked: Promise<void> | undefined
+  /** Once the table is known not to fit the settings: DynamoDB's refusal and the words for it. */
+  #mismatch: { cause: unknown, why: Promise<string> } | undefined
+
+  constructor (private readonly client: DynamoDBSender, private readonly tableName: string, private readonly names: AttributeNames, private readonly keyOf: (key: string) => Item) {}
+
+  async ready (): Promise<void> {
+    this.#checked ??= this.#check()
+    try {
+      await this.#checked
+    } catch (error) {
+      if (!isKeySchemaMismatch(error)) this.#checked = undefined
+      throw error
+    }
+    if (this.#mismatch !== undefined) throw this.#mismatch.cause
+  }
+
+  /** The words for a request refused for the key schema (remembered: the table will not change), or undefined for any other error. */
+  async explain (error: unknown): Promise<string | undefined> {
+    if (!isKeySchemaMismatch(error)) return undefined
+    this.#mismatch ??= { cause: error, why: explainKeySchemaMismatch(this.client, this.tableName, this.names, error) }
+    return await this.#mismatch.why
+  }
+
+  async #check (): Promise<void> {
+    const ttl = checkTimeToLive(this.client, this.tableName, this.names.expiryAttr, (message) => { process.emitWarning(message, { code: 'MIDDY_IDEMPOTENCY_TTL' }) })
+    try {
+      if (this.names.sortKeyAttr !== undefined) await probeKeySchema(this.client, this.tableName, this.keyOf)
+    } finally {
+      await ttl
+    }
+  }
+}
