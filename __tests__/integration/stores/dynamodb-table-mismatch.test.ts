@@ -191,4 +191,20 @@ describe('the TTL of the table', () => {
     expect(run.ran).toHaveLength(1)
     expect(ttlWarnings()).toEqual([])
   })
+
+  test('a role that may not describe the TTL: the TTL is not looked at, and the store works', async () => {
+    const denied = localClient()
+    denied.middlewareStack.add((next, context) => async (args) => {
+      if ((context as { commandName?: string }).commandName === 'DescribeTimeToLiveCommand') {
+        throw Object.assign(new Error('User is not authorized to perform: dynamodb:DescribeTimeToLive'), { name: 'AccessDeniedException' })
+      }
+      return await next(args)
+    }, { step: 'initialize', name: 'denyDescribeTimeToLive' })
+    const tableName = await tableOf(client, { partition: ['idempotencyKey', 'S'] })
+    const run = consumer(denied, tableName, new DynamoDBStore({ tableName, client: denied }))
+    const { response } = await run.invoke()
+    expect(failedIds(response)).toEqual([])
+    expect(run.ran).toHaveLength(1)
+    expect(ttlWarnings()).toEqual([])
+  })
 })
