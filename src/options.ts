@@ -51,7 +51,7 @@ export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => 
   const { store } = options
   const methods = ['claim', 'complete', 'fail', 'release'] as const
   if (store === null || typeof store !== 'object' || methods.some((m) => typeof store[m] !== 'function')) {
-    throw new IdempotencyConfigError('idempotency: store is required and must implement claim, complete, fail and release (a DynamoDBStore or a MemoryStore)')
+    throw new IdempotencyConfigError('idempotency: store is required and must implement claim, complete, fail and release (a DynamoDBStore, a RedisStore or a MemoryStore)')
   }
   refuseUnknownOptions('idempotency', options, OPTION_NAMES)
   const problem =
@@ -80,7 +80,7 @@ export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => 
       try {
         parsePath(selector)
       } catch (error) {
-        throw new IdempotencyConfigError(`idempotency: ${selector === options.key ? 'key' : 'payload'} path is ${(error as Error).message}`)
+        throw new IdempotencyConfigError(`idempotency: ${selector === options.key ? 'key' : 'payload'} path ${(error as Error).message}`)
       }
     }
   }

@@ -4,12 +4,12 @@
  * `stores/store.ts`, beside the stores that implement it) the store contract.
  */
 import type { Context } from 'aws-lambda'
-import type { TransactItem } from './stores/dynamodb/types.js'
+import type { TransactItem } from './stores/dynamodb/transact-types.js'
 import type { IdempotencyStore } from './stores/store.js'
 
-export type { ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, IdempotencyStore, RecordStatus, StoreLimits } from './stores/store.js'
+export type { ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, IdempotencyStore, RecordStatus, StoreLimits, WriteOptions } from './stores/store.js'
 // Types only (nothing of the DynamoDB store is loaded): `transact`'s entries with a DynamoDBStore.
-export type { TransactEntry, TransactItem } from './stores/dynamodb/types.js'
+export type { TransactEntry, TransactItem } from './stores/dynamodb/transact-types.js'
 
 /**
  * Where a key or payload comes from: a path into the unit of work (`'body.orderId'`,
@@ -130,7 +130,8 @@ export interface IdempotencyOptions<TEvent = any> {
    * How far apart the clocks of two Lambda hosts may be, in milliseconds. A lease (the
    * owner's deadline, by the owner's clock) only counts as lapsed once it has been over for
    * this long by the claimer's clock, so a host whose clock runs ahead cannot take over work
-   * that is still running. Lambda hosts are kept in sync by the Amazon Time Sync Service, so
+   * that is still running. A `RedisStore` keeps each key twice this long more past its
+   * record's expiry. Lambda hosts are kept in sync by the Amazon Time Sync Service, so
    * the default is none. [0]
    */
   clockSkewMs?: number

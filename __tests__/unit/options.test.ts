@@ -27,6 +27,22 @@ test('DynamoDBStore refuses a misspelt option too', async () => {
   expect(() => new DynamoDBStore({ tableName: 'T', tablename: 'U' } as never)).toThrow(new IdempotencyConfigError("DynamoDBStore: unknown option 'tablename' (did you mean 'tableName'?)"))
 })
 
+test('a misspelt required option is named as a slip, not as the required one missing: DynamoDBStore({ tablename }), RedisStore({ clinet })', async () => {
+  const { DynamoDBStore } = await import('../../src/dynamodb.js')
+  const { RedisStore } = await import('../../src/redis.js')
+  expect(() => new DynamoDBStore({ tablename: 'IdempotencyStore' } as never)).toThrow(new IdempotencyConfigError("DynamoDBStore: unknown option 'tablename' (did you mean 'tableName'?)"))
+  expect(() => new RedisStore({ clinet: { sendCommand: async () => null } } as never)).toThrow(new IdempotencyConfigError("RedisStore: unknown option 'clinet' (did you mean 'client'?)"))
+})
+
+test('a missing store names every store the package has', () => {
+  expect(() => idempotency({} as never)).toThrow(new IdempotencyConfigError('idempotency: store is required and must implement claim, complete, fail and release (a DynamoDBStore, a RedisStore or a MemoryStore)'))
+})
+
+test('a malformed key or payload path is named once, with where it goes wrong', () => {
+  expect(() => idempotency({ store: new MemoryStore(), key: 'body..orderId' })).toThrow(new IdempotencyConfigError('idempotency: key path "body..orderId" is malformed at character 4'))
+  expect(() => idempotency({ store: new MemoryStore(), payload: '$.' })).toThrow(new IdempotencyConfigError('idempotency: payload path "$." names nothing'))
+})
+
 test("a store's own concurrency is the default, and the option still decides", async () => {
   const { RedisStore } = await import('../../src/redis.js')
   const { resolveOptions } = await import('../../src/options.js')

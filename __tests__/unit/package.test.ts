@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -45,6 +45,35 @@ test('npm pack ships only the built code, its types, the README and the licence'
   expect(name).toBe('middy-idempotency')
   for (const file of files) expect(file).toMatch(/^(package\.json|README\.md|LICENSE|dist\/.+\.(js|d\.ts))$/)
   expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'dist/index.js', 'dist/index.d.ts', 'dist/dynamodb.js', 'dist/dynamodb.d.ts', 'dist/redis.js', 'dist/redis.d.ts']))
+})
+
+/** Every package a file under src/ imports (type-only imports aside), by name. */
+const importedPackages = (): Set<string> => {
+  const found = new Set<string>()
+  for (const file of readdirSync('src', { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'))) {
+    const source = readFileSync(join('src', file), 'utf8')
+    for (const [, typeOnly, pkg] of source.matchAll(/^import (type )?[^']*?from '((?:@[^/']+\/)?[^./'][^/']*)/gm)) {
+      if (typeOnly === undefined && pkg !== undefined && !pkg.startsWith('node:')) found.add(pkg)
+    }
+  }
+  return found
+}
+
+test('the AWS SDK is an optional peer: every SDK package the code loads is a peer marked optional, so a Redis-only install pulls none of it', () => {
+  const manifest = JSON.parse(readFileSync('package.json', 'utf8')) as { peerDependencies?: Record<string, string>, peerDependenciesMeta?: Record<string, { optional?: boolean }>, dependencies?: Record<string, string> }
+  const sdk = [...importedPackages()].filter((pkg) => pkg.startsWith('@aws-sdk/'))
+  expect(sdk).toContain('@aws-sdk/client-dynamodb')
+  for (const pkg of sdk) {
+    expect([pkg, manifest.peerDependencies?.[pkg]]).toEqual([pkg, expect.any(String)])
+    expect([pkg, manifest.peerDependenciesMeta?.[pkg]?.optional]).toEqual([pkg, true])
+  }
+  expect(Object.keys(manifest.dependencies ?? {}).filter((pkg) => pkg.startsWith('@aws-sdk/'))).toEqual([])
+})
+
+test('the description names every event source and store the package works with', () => {
+  const { description = '', keywords = [] } = JSON.parse(readFileSync('package.json', 'utf8')) as { description?: string, keywords?: string[] }
+  for (const name of ['SQS', 'Kinesis', 'DynamoDB Streams', 'Kafka', 'DynamoDB', 'Redis']) expect([name, description.includes(name)]).toEqual([name, true])
+  for (const keyword of ['kafka', 'redis', 'dynamodb', 'sqs', 'kinesis']) expect(keywords).toContain(keyword)
 })
 
 const publicExports = [
@@ -117,6 +146,28 @@ describe('consumers of the packed tarball', () => {
     export const wrong = idempotency<SQSEvent>({ store: new MemoryStore(), key: (record) => record.orderId })
   `
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
+
+  test('a Redis-only TypeScript project, without the AWS SDK installed, typechecks against the package\'s declarations (skipLibCheck off)', () => {
+    const redisOnly = join(scratch, 'redis-only')
+    mkdirSync(join(redisOnly, 'node_modules'), { recursive: true })
+    // A copy, not a link: TypeScript would resolve the SDK from beside the link's target.
+    cpSync(join(project, 'node_modules', 'middy-idempotency'), join(redisOnly, 'node_modules', 'middy-idempotency'), { recursive: true })
+    for (const pkg of ['@middy/core', '@types/aws-lambda', '@types/node']) {
+      mkdirSync(dirname(join(redisOnly, 'node_modules', pkg)), { recursive: true })
+      symlinkSync(realpathSync(join(repoModules, pkg)), join(redisOnly, 'node_modules', pkg), 'dir')
+    }
+    writeFileSync(join(redisOnly, 'package.json'), JSON.stringify({ name: 'redis-only', private: true, type: 'module' }))
+    writeFileSync(join(redisOnly, 'index.ts'), `
+      import { idempotency, perRecord } from 'middy-idempotency'
+      import { RedisStore } from 'middy-idempotency/redis'
+      export const middleware = idempotency({ store: new RedisStore({ client: { sendCommand: async () => null } }) })
+      export const handler = perRecord(async () => 'ok')
+    `)
+    const args = [tsc, '--noEmit', '--strict', '--target', 'es2022', '--types', 'node', '--module', 'node16', '--moduleResolution', 'node16', '--skipLibCheck', 'false', 'index.ts']
+    let output = ''
+    try { execFileSync(process.execPath, args, { cwd: redisOnly, encoding: 'utf8' }) } catch (error) { output = String((error as { stdout?: string }).stdout) }
+    expect(output).toBe('')
+  }, 60_000)
 
   // `module: node16` describes Node 16, which cannot require an ES module: a CommonJS file is
   // checked with `node20` (TypeScript >= 5.9; `nodenext` since 5.8), with the same node16 resolution.

@@ -31,7 +31,7 @@ export const claim = async (config: LifecycleConfig, unit: Unit, lease: Lease, s
   }
   let existing: IdempotencyRecord | undefined
   try {
-    existing = await config.store.claim(record, cutoff)
+    existing = await config.store.claim(record, cutoff, { clockSkewMs: config.clockSkewMs })
   } catch (error) {
     return { kind: 'rejected', error: asStoreError(error, 'claim', unit.key) }
   }

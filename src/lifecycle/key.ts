@@ -19,11 +19,11 @@ export const parsePath = (written: string): string[] => {
     const at = SEGMENT.lastIndex
     const match = SEGMENT.exec(path)
     if (match === null || (at > 0 && match[4] !== undefined && path[at] !== '.')) {
-      throw new Error(`malformed path "${written}" at character ${at + written.length - path.length}`)
+      throw new Error(`"${written}" is malformed at character ${at + written.length - path.length}`)
     }
     segments.push(match[1] ?? match[2] ?? match[3] ?? match[4] ?? '')
   }
-  if (segments.length === 0) throw new Error('empty path')
+  if (segments.length === 0) throw new Error(`"${written}" names nothing`)
   return segments
 }
 

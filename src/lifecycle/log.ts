@@ -1,4 +1,5 @@
 import type { IdempotencyLogger, LogLevel, OutcomeKind, OutcomeReport } from '../types.js'
+import { IdempotencyStoreError } from '../errors.js'
 
 /** One line of our log: a message and its fields; errors as their name and message only. */
 export interface LogEntry { message: string, [field: string]: unknown }
@@ -89,7 +90,11 @@ export const levelOf = (kind: OutcomeKind): Level => LINES[kind][0]
 
 /** The one line an outcome is logged as (each failure once: nothing else logs it). */
 export const logOutcome = (log: Log, outcome: OutcomeReport): void => {
-  const [level, words] = LINES[outcome.kind]
+  const [level, words] = isUnclaimed(outcome) ? [LINES['store-error'][0], 'store error: not run, its claim failed; reported failed, to be retried'] : LINES[outcome.kind]
   const { kind, error, ...fields } = outcome
   log[level]({ message: `idempotency: ${words}`, outcome: kind, ...fields, ...(error === undefined ? {} : { error }) })
 }
+
+/** A store error that kept the unit from being claimed: it has no lease to keep (one whose lost answer landed lapses like any). */
+const isUnclaimed = (outcome: OutcomeReport): boolean =>
+  outcome.kind === 'store-error' && outcome.error instanceof IdempotencyStoreError && (outcome.error.operation === 'claim' || outcome.error.operation === 'read')

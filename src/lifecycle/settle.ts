@@ -29,7 +29,7 @@ export const complete = async (config: LifecycleConfig, unit: Unit, leaseToken: 
   const expiry = Math.floor(config.now() / 1000) + config.expiresAfterSeconds
   const outcome = serialised.json === undefined ? { expiry } : { expiry, responseData: serialised.json }
   try {
-    if (!await config.store.complete(unit.key, leaseToken, outcome)) {
+    if (!await config.store.complete(unit.key, leaseToken, outcome, { clockSkewMs: config.clockSkewMs })) {
       // Logged once, as the unit's outcome.
       return { result: fulfilled(response), kind: 'lease-lost' }
     }
@@ -106,7 +106,7 @@ const settleFailure = async (config: LifecycleConfig, unit: Unit, hold: Hold, er
       ? await config.store.fail(unit.key, leaseToken, {
           expiry: Math.floor(config.now() / 1000) + config.expiresAfterSeconds,
           error: toStoredError(error)
-        })
+        }, { clockSkewMs: config.clockSkewMs })
       : await config.store.release(unit.key, leaseToken)
     if (!held) lostLease(config, unit, decision === 'fail' ? 'fail' : 'release')
     return held
@@ -128,7 +128,7 @@ const claimToFail = async (config: LifecycleConfig, unit: Unit): Promise<string 
     const standing = await config.store.claim({
       key: unit.key, status: 'IN_PROGRESS', expiry: Math.floor(nowMs / 1000) + config.expiresAfterSeconds, inProgressExpiry: nowMs, leaseToken,
       ...(unit.payloadHash === undefined ? {} : { payloadHash: unit.payloadHash })
-    }, nowMs - config.clockSkewMs)
+    }, nowMs - config.clockSkewMs, { clockSkewMs: config.clockSkewMs })
     // Somebody else's record stands: it is theirs, whatever it says.
     return standing === undefined || standing.leaseToken === leaseToken ? leaseToken : undefined
   } catch (storeError) {

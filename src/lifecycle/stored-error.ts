@@ -5,8 +5,19 @@ import { IdempotencyError, IdempotencyStoreError, type StoredError, type StoreOp
 const MAX_NAME = 128
 const MAX_MESSAGE = 1000
 
-const cut = (text: string, max: number): string =>
-  text.length <= max ? text : `${text.slice(0, max - 40)}… (truncated from ${text.length} characters)`
+/**
+ * Cut at a character boundary: a slice by UTF-16 unit can end on the first half of a surrogate
+ * pair (an emoji), which no store keeps as it is (UTF-8 has no lone surrogate: DynamoDB and Redis
+ * store U+FFFD instead), so the stored message would not be the one we cut.
+ */
+const cut = (text: string, max: number): string => {
+  if (text.length <= max) return text
+  let end = max - 40
+  if (isHighSurrogate(text.charCodeAt(end - 1))) end--
+  return `${text.slice(0, end)}… (truncated from ${text.length} characters)`
+}
+
+const isHighSurrogate = (code: number): boolean => code >= 0xD800 && code <= 0xDBFF
 
 /** Name, code and message of an error, for a FAILED record (no stack: it may hold secrets and is large), bounded. */
 export const toStoredError = (error: unknown): StoredError => {

@@ -71,11 +71,11 @@ export interface IdempotencyStore<TWrite = any> {
    * (`inProgressExpiry < now` in ms). Resolves `undefined` when written, otherwise
    * the record that stands in the way — in the same request, never a second read.
    */
-  claim: (record: ClaimRecord, nowMs: number) => Promise<IdempotencyRecord | undefined>
+  claim: (record: ClaimRecord, nowMs: number, options?: WriteOptions) => Promise<IdempotencyRecord | undefined>
   /** Marks the record COMPLETED if `leaseToken` still holds it. Resolves `false` when the lease was taken over. */
-  complete: (key: string, leaseToken: string, outcome: { expiry: number, responseData?: string }) => Promise<boolean>
+  complete: (key: string, leaseToken: string, outcome: { expiry: number, responseData?: string }, options?: WriteOptions) => Promise<boolean>
   /** Marks the record FAILED if `leaseToken` still holds it. Resolves `false` when the lease was taken over. */
-  fail: (key: string, leaseToken: string, outcome: { expiry: number, error: StoredError }) => Promise<boolean>
+  fail: (key: string, leaseToken: string, outcome: { expiry: number, error: StoredError }, options?: WriteOptions) => Promise<boolean>
   /** Deletes the record if `leaseToken` still holds it. Resolves `false` when the lease was taken over. */
   release: (key: string, leaseToken: string) => Promise<boolean>
   /**
@@ -99,6 +99,24 @@ export interface IdempotencyStore<TWrite = any> {
    * is named at its line.
    */
   checkWrite?: (write: unknown) => string | undefined
+}
+
+/**
+ * What the lifecycle tells a store with each write that sets an expiry.
+ *
+ * @example
+ * ```ts
+ * await store.complete(key, leaseToken, { expiry, responseData: '1' }, { clockSkewMs: 2000 })
+ * ```
+ */
+export interface WriteOptions {
+  /**
+   * The middleware's `clockSkewMs`: claims judge records at their clock less this, so a record
+   * protects that much longer than its `expiry`. A store that deletes records itself at expiry
+   * (Redis key expiry) must keep them at least this long past it; a store that only compares
+   * `expiry` (DynamoDB, whose TTL deletes days late) can ignore it. [0]
+   */
+  clockSkewMs?: number
 }
 
 /**

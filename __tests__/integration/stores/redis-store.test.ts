@@ -70,6 +70,24 @@ describe.each(cases)('RedisStore with %s (%s)', (family, topology) => {
     }
   })
 
+  test('with the middleware\'s clockSkewMs, every key lives at least twice that past its expiry: a claim judges at its clock less the skew, and that clock may trail the server\'s', async () => {
+    const { store, keyPrefix } = await storeOf('ttl-skew')
+    const now = Date.now()
+    const skew = { clockSkewMs: 7000 }
+    const claimed = claimOf('claimed', 't', now, 600)
+    await store.claim(claimed, now, skew)
+    await store.claim(claimOf('completed', 't', now, 600), now, skew)
+    await store.complete('completed', 't', { expiry: Math.floor(now / 1000) + 3600, responseData: '{}' }, skew)
+    await store.claim(claimOf('failed', 't', now, 600), now, skew)
+    await store.fail('failed', 't', { expiry: Math.floor(now / 1000) + 7200, error: { name: 'E', message: 'm' } }, skew)
+    const expiries = { claimed: claimed.expiry, completed: Math.floor(now / 1000) + 3600, failed: Math.floor(now / 1000) + 7200 }
+    for (const [key, expiry] of Object.entries(expiries)) {
+      const expiresAtMs = await admin.expireTime(keyPrefix + key)
+      expect(expiresAtMs).toBeGreaterThanOrEqual((expiry + 1) * 1000 + 2 * skew.clockSkewMs)
+      expect(expiresAtMs).toBeLessThanOrEqual((expiry + 1) * 1000 + 2 * skew.clockSkewMs + 5000)
+    }
+  })
+
   test('settled again under the same lease (its answer lost, sent again), a record keeps nothing of what the earlier settlement wrote', async () => {
     const { store } = await storeOf('resettle')
     const now = Date.now()

@@ -117,4 +117,47 @@ describe('logs a person can use', () => {
     await consumer({ logger: false }, ['o-1'])(sqsEvent([sqsRecord({ orderId: 'o-1' })]), lambdaContext())
     expect(lines).toEqual([])
   })
+
+  test('a claim that fails logs that the record was not run, never that it keeps a lease it never had; a completion that fails, that it keeps its lease', async () => {
+    const refusing = new MemoryStore()
+    refusing.claim = async () => { throw Object.assign(new Error('connection reset'), { name: 'TimeoutError' }) }
+    const lines = capturingConsole()
+    await middy<SQSEvent>()
+      .use(idempotency({ store: refusing, namespace: 'logs' }))
+      .handler(perRecord(async () => 'ok'))(sqsEvent([sqsRecord({ orderId: 'o-3' })]), lambdaContext())
+    expect(lines.map((l) => (JSON.parse(l.line as string) as { message: string, outcome: string }))).toEqual([
+      expect.objectContaining({ message: 'idempotency: store error: not run, its claim failed; reported failed, to be retried', outcome: 'store-error' })
+    ])
+    jest.restoreAllMocks()
+
+    const unsettled = new MemoryStore()
+    unsettled.complete = async () => { throw Object.assign(new Error('connection reset'), { name: 'TimeoutError' }) }
+    const after = capturingConsole()
+    await middy<SQSEvent>()
+      .use(idempotency({ store: unsettled, namespace: 'logs' }))
+      .handler(perRecord(async () => 'ok'))(sqsEvent([sqsRecord({ orderId: 'o-4' })]), lambdaContext())
+    expect(after.map((l) => (JSON.parse(l.line as string) as { message: string }).message)).toEqual(['idempotency: store error: the record keeps its lease until it lapses'])
+  })
+
+  test('every log line\'s outcome is the kind onOutcome is told, and docs/observability.md lists each under the level it is logged at', async () => {
+    const { levelOf } = await import('../../../src/lifecycle/log.js')
+    const { readFileSync } = await import('node:fs')
+    const { tableAfter } = await import('../docs/markdown.js')
+    const told: Array<{ kind: string, id?: string }> = []
+    const lines = capturingConsole()
+    const store = new MemoryStore()
+    const handler = consumer({ store, logLevel: 'debug', onOutcome: ({ kind, id }) => { told.push({ kind, ...(id === undefined ? {} : { id }) }) } }, ['o-6'])
+    const records = [sqsRecord({ orderId: 'o-5' }), sqsRecord({ orderId: 'o-6' })]
+    await handler(sqsEvent(records), lambdaContext())
+    await handler(sqsEvent([{ ...records[0] as SQSRecord, receiptHandle: 'again' }]), lambdaContext())
+    const logged = lines.map((l) => JSON.parse(l.line as string) as { outcome: string, id?: string })
+    expect(logged.map(({ outcome, id }) => ({ kind: outcome, id }))).toEqual(told)
+    expect(told.map((t) => t.kind)).toEqual(['completed', 'failed', 'replayed'])
+
+    // The Logs table: each level's row names, in backticks, the outcomes logged at it.
+    const rows = tableAfter(readFileSync('docs/observability.md', 'utf8'), '## Logs: `logger` and `logLevel`')
+    const documented = Object.fromEntries(rows.map(([level = '', outcomes = '']) => [level.replace(/`/g, ''), [...outcomes.matchAll(/`([a-z-]+)`/g)].map((m) => m[1])]))
+    const kinds = ['completed', 'failed', 'lease-lost', 'replayed', 'in-batch-copy', 'in-progress', 'failed-before', 'mismatch', 'no-key', 'held-back', 'store-error', 'timed-out'] as const
+    for (const kind of kinds) expect([kind, documented[levelOf(kind)]?.includes(kind)]).toEqual([kind, true])
+  })
 })

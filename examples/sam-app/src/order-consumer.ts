@@ -42,7 +42,7 @@ export interface OrderConsumerDependencies {
   ordersTable: string
   /** Stock, by `sku` (S), with numbers `available` and `reserved`. */
   stockTable: string
-  /** Told of every record reported failed to SQS, when it ran. [`console.error`] */
+  /** Told of every record reported failed to SQS, when it ran. [nothing: the middleware logs failures, without the body] */
   logFailedRecord?: (reason: unknown, record: SQSRecord) => void
   /** Lost leases, store faults and records refused without running. [`console`] */
   logger?: IdempotencyLogger | false
@@ -96,7 +96,8 @@ export const refusedBecause = (error: IdempotencyTransactError): string =>
 export const createHandler = ({ store, ordersTable, stockTable, logFailedRecord, logger, onOutcome, namespace, now = Date.now }: OrderConsumerDependencies) =>
   middy<SQSEvent>({ timeoutEarlyInMillis: 1000 })
     // First, so that its `after` runs last and turns the per-record results into batchItemFailures.
-    .use(sqsPartialBatchFailure(logFailedRecord === undefined ? {} : { logger: logFailedRecord }))
+    // Its default logger prints every failed record, body included: the middleware logs failures without it.
+    .use(sqsPartialBatchFailure({ logger: logFailedRecord ?? (() => {}) }))
     .use(idempotency({
       store,
       // The shop may send an order twice (a retried checkout): the order id is what happens once.

@@ -11,7 +11,7 @@
  *
  * ```ts
  * export const handler = middy<SQSEvent>()
- *   .use(sqsPartialBatchFailure({ logger: false }))
+ *   .use(sqsPartialBatchFailure({ logger: () => {} }))
  *   .use(idempotency({ store, onOutcome: outcomeMetrics({ namespace: 'Orders', service: 'order-consumer' }) }))
  *   .handler(perRecord(chargeCard))
  * ```

@@ -56,7 +56,7 @@ export interface ConsumerDependencies {
   store: IdempotencyStore
   /** Charges the card. Throws `CardDeclinedError` for a refusal, anything else for a fault. */
   charge: (payment: Payment, options: ChargeOptions) => Promise<Receipt>
-  /** Told of every record reported failed to SQS, when it ran. [`console.error`] */
+  /** Told of every record reported failed to SQS, when it ran. [nothing: the middleware logs failures, without the body] */
   logFailedRecord?: (reason: unknown, record: SQSRecord) => void
   /** Lost leases, store faults and records refused without running. [`console`] */
   logger?: IdempotencyLogger | false
@@ -82,7 +82,8 @@ export const createHandler = ({ store, charge, logFailedRecord, logger, onOutcom
   return middy<SQSEvent>({ timeoutEarlyInMillis })
     // First in the chain, so its `after` runs last: it turns the per-record results that
     // idempotency puts back together into Lambda's `{ batchItemFailures }`.
-    .use(sqsPartialBatchFailure(logFailedRecord === undefined ? {} : { logger: logFailedRecord }))
+    // Its default logger prints every failed record, body included: the middleware logs failures without it.
+    .use(sqsPartialBatchFailure({ logger: logFailedRecord ?? (() => {}) }))
     .use(idempotency({
       store,
       // A producer that retries sends the same payment under a new messageId: the payment id

@@ -12,6 +12,7 @@ import { checkTransactItem, commitTransaction } from './commit.js'
 import { storeErrorOf } from './errors.js'
 import { registerTable } from './access.js'
 import { claimItem, keyItem, recordOf, type Item } from './items.js'
+import { TableFit } from './table-check.js'
 import type { AttributeNames, DynamoDBSender, DynamoDBStoreOptions, TransactItem } from './types.js'
 
 export type { DynamoDBSender, DynamoDBStoreOptions }
@@ -50,7 +51,8 @@ const LIMITS: StoreLimits = {
  *
  * Table: partition key `idempotencyKey` (S), TTL on `expiry`. See the README for the
  * table and the least-privilege IAM policy (PutItem, UpdateItem, DeleteItem,
- * BatchGetItem on the table).
+ * BatchGetItem on the table; DescribeTimeToLive and DescribeTable optional). A table that
+ * does not fit the settings is refused before the first claim (docs/stores.md).
  *
  * @example
  * ```ts
@@ -68,15 +70,18 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
   readonly #client: DynamoDBSender
   readonly #names: AttributeNames
   readonly #sortKeyValue: string
+  /** Whether the table fits the settings: checked once, before the first claim, read or commit. */
+  readonly #fit: TableFit
 
   constructor (options: DynamoDBStoreOptions) {
+    // A misspelt option first: `tablename` is a slip to name, not a missing tableName.
+    if (options !== null && typeof options === 'object') refuseUnknownOptions('DynamoDBStore', options, OPTION_NAMES)
     if (typeof options?.tableName !== 'string' || options.tableName === '') {
       throw new IdempotencyConfigError('DynamoDBStore: tableName must be a non-empty string')
     }
     if (options.client !== undefined && typeof options.client?.send !== 'function') {
       throw new IdempotencyConfigError('DynamoDBStore: client must be a DynamoDBClient or a DynamoDBDocumentClient')
     }
-    refuseUnknownOptions('DynamoDBStore', options, OPTION_NAMES)
     const { tableName, client, clientConfig, sortKeyValue, ...names } = options
     for (const [option, value] of Object.entries(names)) {
       if (value !== undefined && (typeof value !== 'string' || value === '')) {
@@ -88,11 +93,13 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     this.#names = { ...defaults, ...stripUndefined(names) }
     this.#sortKeyValue = sortKeyValue ?? defaults.sortKeyValue
     registerTable(this, { client: this.#client, tableName, names: this.#names, sortKeyValue: this.#sortKeyValue })
+    this.#fit = new TableFit(this.#client, tableName, this.#names, (key) => this.#keyOf(key))
   }
 
   async claim (record: ClaimRecord, nowMs: number): Promise<IdempotencyRecord | undefined> {
     const n = this.#names
     try {
+      await this.#fit.ready()
       await this.#client.send(new PutItemCommand({
         TableName: this.tableName,
         Item: this.#toItem(record),
@@ -112,7 +119,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
         // An empty ALL_OLD cannot happen for a refused claim; treat it as a store fault, never as "claimed".
         if (old !== undefined) return this.#fromItem(old)
       }
-      throw this.#storeError('claim', record.key, error)
+      throw await this.#storeError('claim', record.key, error)
     }
   }
 
@@ -150,6 +157,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     for (let i = 0; i < unique.length; i += LIMITS.maxReadKeys) chunks.push(unique.slice(i, i + LIMITS.maxReadKeys))
     await Promise.all(chunks.map(async (chunk) => {
       try {
+        await this.#fit.ready()
         const output = await this.#client.send(new BatchGetItemCommand({
           // A claim decision needs the latest write, so reads are strongly consistent.
           RequestItems: { [this.tableName]: { Keys: chunk.map((key) => this.#keyOf(key)), ConsistentRead: true } }
@@ -160,7 +168,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
           found.set(record.key, record)
         }
       } catch (error) {
-        throw this.#storeError('read', undefined, error)
+        throw await this.#storeError('read', undefined, error)
       }
     }))
     return found
@@ -168,9 +176,10 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
 
   async commit (key: string, leaseToken: string, outcome: CommitOutcome, writes: readonly TransactItem[], claim?: { nowMs: number }): Promise<CommitResult> {
     try {
+      await this.#fit.ready()
       return await commitTransaction({ client: this.#client, tableName: this.tableName, key: this.#keyOf(key), names: this.#names, fromItem: (item) => this.#fromItem(item) }, leaseToken, outcome, writes, claim)
     } catch (error) {
-      throw this.#storeError('commit', key, error)
+      throw await this.#storeError('commit', key, error)
     }
   }
 
@@ -199,7 +208,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
       return true
     } catch (error) {
       if (isConditionFailure(error)) return false
-      throw this.#storeError(operation, key, error)
+      throw await this.#storeError(operation, key, error)
     }
   }
 
@@ -215,8 +224,8 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     return recordOf(this.#names, item)
   }
 
-  #storeError (operation: StoreOperation, key: string | undefined, error: unknown): IdempotencyStoreError {
-    return storeErrorOf(this.tableName, this.#names, operation, key, error)
+  async #storeError (operation: StoreOperation, key: string | undefined, error: unknown): Promise<IdempotencyStoreError> {
+    return storeErrorOf(this.tableName, this.#names, operation, key, error, await this.#fit.explain(error))
   }
 }
 

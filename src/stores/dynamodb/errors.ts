@@ -16,11 +16,13 @@ const ACTION: Record<StoreOperation, string> = {
  * A failed DynamoDB request as an `IdempotencyStoreError` that says what to do about it: the
  * table that is missing, the IAM action the role lacks, the key schema the table should have.
  */
-export const storeErrorOf = (tableName: string, names: AttributeNames, operation: StoreOperation, key: string | undefined, error: unknown): IdempotencyStoreError => {
+export const storeErrorOf = (tableName: string, names: AttributeNames, operation: StoreOperation, key: string | undefined, error: unknown, explained?: string): IdempotencyStoreError => {
   const { name = 'Error', message = String(error) } = (error ?? {}) as { name?: string, message?: string }
   const what = `${operation} on table ${tableName}${key === undefined ? '' : ` for key ${key}`} failed`
   let why = `${name}: ${message}`
-  if (name === 'ResourceNotFoundException') {
+  if (explained !== undefined) {
+    why = explained
+  } else if (name === 'ResourceNotFoundException') {
     why = `table ${tableName} does not exist (or is not ACTIVE) in this account and region`
   } else if (name === 'AccessDeniedException' || name === 'UnrecognizedClientException') {
     why = `access denied: the function's role needs ${ACTION[operation]} on table ${tableName} (${message})`

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { IdempotencyConfigError, IdempotencyStoreError, type StoredError, type StoreOperation } from '../../errors.js'
 import { refuseUnknownOptions } from '../../unknown-options.js'
-import type { ClaimRecord, IdempotencyRecord, IdempotencyStore, StoreLimits } from '../store.js'
+import type { ClaimRecord, IdempotencyRecord, IdempotencyStore, StoreLimits, WriteOptions } from '../store.js'
 import { connect, type RedisClientLike } from './connect.js'
 import { isCrossSlot, isNoScript, type RedisConnection } from './connection.js'
 import { completedBody, failedBody, fitsHeader, recordOf } from './record.js'
@@ -55,7 +55,10 @@ const CONCURRENCY = 1000
 
 // A key expires this long after its record stops protecting (the first millisecond after the
 // `expiry` second), so that a Lambda host whose clock is a little behind the server's never
-// finds a record gone that, by its clock, still protects.
+// finds a record gone that, by its clock, still protects. With the middleware's `clockSkewMs`,
+// twice that more: a claim judges at its clock less `clockSkewMs`, and that clock may itself
+// trail the server's by up to `clockSkewMs` (DynamoDB and MemoryStore keep the record, and
+// refuse, all that time).
 const EXPIRY_MARGIN_MS = 1000
 
 /** A script run by its SHA1 (`EVALSHA`), sent whole (`EVAL`) when the server does not know it. */
@@ -64,7 +67,7 @@ const script = (source: string): Script => ({ source, sha: createHash('sha1').up
 const SCRIPTS = { claim: script(CLAIM), complete: script(COMPLETE), fail: script(FAIL), release: script(RELEASE), many: script(MANY) }
 
 /** When the key of a record whose `expiry` (epoch seconds) is given expires: epoch milliseconds, as `SET … PXAT` takes them. */
-export const expireAt = (expirySeconds: number): number => (expirySeconds + 1) * 1000 + EXPIRY_MARGIN_MS
+export const expireAt = (expirySeconds: number, clockSkewMs = 0): number => (expirySeconds + 1) * 1000 + EXPIRY_MARGIN_MS + 2 * clockSkewMs
 
 /**
  * The Redis store (Redis OSS 6.2+, Valkey, ElastiCache, MemoryDB): one string per record, each
@@ -119,23 +122,23 @@ export class RedisStore implements IdempotencyStore {
     this.limits = { maxResponseBytes, maxReadKeys: MAX_READ_KEYS, concurrency: CONCURRENCY }
   }
 
-  async claim (record: ClaimRecord, nowMs: number): Promise<IdempotencyRecord | undefined> {
+  async claim (record: ClaimRecord, nowMs: number, { clockSkewMs }: WriteOptions = {}): Promise<IdempotencyRecord | undefined> {
     const { leaseToken, payloadHash = '' } = record
     if (leaseToken === '' || !fitsHeader(leaseToken) || !fitsHeader(payloadHash)) this.#fault('claim', record.key, 'an empty lease token, or a lease token or payload hash with a line break, cannot be stored')
     const reply = await this.#run('claim', record.key, [
-      String(nowMs), String(Math.floor(nowMs / 1000)), leaseToken, String(record.expiry), String(record.inProgressExpiry), payloadHash, String(expireAt(record.expiry))
+      String(nowMs), String(Math.floor(nowMs / 1000)), leaseToken, String(record.expiry), String(record.inProgressExpiry), payloadHash, String(expireAt(record.expiry, clockSkewMs))
     ])
     if (reply === null) return undefined
     // Never "claimed" on a reply we cannot read: that would run the work unprotected.
     return this.#record('claim', record.key, reply) ?? this.#fault('claim', record.key, 'the claim was refused with no record in the way')
   }
 
-  async complete (key: string, leaseToken: string, outcome: { expiry: number, responseData?: string }): Promise<boolean> {
-    return await this.#fenced('complete', key, [leaseToken, String(outcome.expiry), completedBody(outcome.responseData), String(expireAt(outcome.expiry))])
+  async complete (key: string, leaseToken: string, outcome: { expiry: number, responseData?: string }, { clockSkewMs }: WriteOptions = {}): Promise<boolean> {
+    return await this.#fenced('complete', key, [leaseToken, String(outcome.expiry), completedBody(outcome.responseData), String(expireAt(outcome.expiry, clockSkewMs))])
   }
 
-  async fail (key: string, leaseToken: string, outcome: { expiry: number, error: StoredError }): Promise<boolean> {
-    return await this.#fenced('fail', key, [leaseToken, String(outcome.expiry), failedBody(outcome.error), String(expireAt(outcome.expiry))])
+  async fail (key: string, leaseToken: string, outcome: { expiry: number, error: StoredError }, { clockSkewMs }: WriteOptions = {}): Promise<boolean> {
+    return await this.#fenced('fail', key, [leaseToken, String(outcome.expiry), failedBody(outcome.error), String(expireAt(outcome.expiry, clockSkewMs))])
   }
 
   async release (key: string, leaseToken: string): Promise<boolean> {
