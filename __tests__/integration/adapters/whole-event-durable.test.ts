@@ -3,8 +3,9 @@ import type { DurableContext, DurableLambdaHandler } from '@aws/durable-executio
 import { LocalDurableTestRunner } from '@aws/durable-execution-sdk-js-testing'
 import middy7Module from 'middy-core-7'
 import { executionModeDurableContext } from 'middy-core-7/DurableContext'
-import { idempotency, IdempotencyInProgressError, type IdempotencyOptions } from '../../../src/index.js'
-import { freshTable } from '../../support/dynamodb.js'
+import { idempotency, IdempotencyInProgressError, type IdempotencyOptions, type IdempotencyRecord } from '../../../src/index.js'
+import { recordingLogger } from '../../support/sqs.js'
+import { integrationStores } from '../../support/stores.js'
 
 // Real durable executions (docs/lambda-modes.md): the local runner invokes the function again
 // after every wait, each invocation replaying from the top with the checkpointed results.
@@ -24,9 +25,9 @@ beforeAll(async () => { await LocalDurableTestRunner.setupTestEnvironment() })
 afterAll(async () => { await LocalDurableTestRunner.teardownTestEnvironment() })
 
 /** A durable payment function: charge (a step), wait a second, send the receipt (a step). */
-const paymentFunction = (store: IdempotencyOptions['store'], charges: string[], extra: Partial<IdempotencyOptions> = {}) =>
+const paymentFunction = (store: IdempotencyOptions['store'], charges: string[]) =>
   middy7(durableMode)
-    .use(idempotency({ store, namespace: 'payments', ...extra }))
+    .use(idempotency({ store, namespace: 'payments', logger: recordingLogger() }))
     .handler(async (event, context) => {
       const charge = await context.step('charge', async () => {
         charges.push(event.orderId)
@@ -37,9 +38,16 @@ const paymentFunction = (store: IdempotencyOptions['store'], charges: string[], 
       return { charge, receipt }
     })
 
-describe('whole-event mode in a durable execution (DynamoDB Local)', () => {
+// DynamoDB Local, and redis-server through one client (the store contract covers the others).
+const stores = integrationStores.filter(([name]) => name === 'DynamoDBStore' || name === 'RedisStore (node-redis)')
+
+describe.each(stores)('whole-event mode in a durable execution, %s', (_name, storeUnderTest) => {
+  /** What every record of the test's namespace holds: its status, and its response when COMPLETED. */
+  const stored = async (under: Awaited<ReturnType<typeof storeUnderTest>>): Promise<Array<Pick<IdempotencyRecord, 'status' | 'responseData'>>> =>
+    (await under.records('payments')).map((record) => ({ status: record.status, ...(record.responseData === undefined ? {} : { responseData: record.responseData }) }))
+
   it('an execution with a step, a wait and a step succeeds: the charge runs once and the record is COMPLETED with the final result', async () => {
-    const table = await freshTable()
+    const table = await storeUnderTest()
     const charges: string[] = []
     const runner = new LocalDurableTestRunner({ handlerFunction: paymentFunction(table.store, charges) })
     const execution = await runner.run({ payload: { orderId: 'o-1', amount: 42 } })
@@ -48,14 +56,12 @@ describe('whole-event mode in a durable execution (DynamoDB Local)', () => {
     expect(execution.getInvocations().length).toBeGreaterThan(1)
     expect(execution.getResult()).toEqual({ charge: 'ch_o-1', receipt: 'receipt for ch_o-1' })
     expect(charges).toEqual(['o-1'])
-    const items = await table.items()
-    expect(items).toHaveLength(1)
-    expect(items[0]).toMatchObject({ status: 'COMPLETED', responseData: JSON.stringify({ charge: 'ch_o-1', receipt: 'receipt for ch_o-1' }) })
-    await table.drop()
+    expect(await stored(table)).toEqual([{ status: 'COMPLETED', responseData: JSON.stringify({ charge: 'ch_o-1', receipt: 'receipt for ch_o-1' }) }])
+    await table.close()
   })
 
   it('a second execution with the same key replays the stored result: its step never runs', async () => {
-    const table = await freshTable()
+    const table = await storeUnderTest()
     const charges: string[] = []
     const handlerFunction = paymentFunction(table.store, charges)
     await new LocalDurableTestRunner({ handlerFunction }).run({ payload: { orderId: 'o-2', amount: 42 } })
@@ -64,15 +70,15 @@ describe('whole-event mode in a durable execution (DynamoDB Local)', () => {
     expect(second.getResult()).toEqual({ charge: 'ch_o-2', receipt: 'receipt for ch_o-2' })
     expect(second.getOperations()).toHaveLength(0)
     expect(charges).toEqual(['o-2'])
-    await table.drop()
+    await table.close()
   })
 
-  it('a second execution while the first is suspended is refused with IdempotencyInProgressError; the first then completes', async () => {
-    const table = await freshTable()
+  it('a second execution while the first is suspended is refused with IdempotencyInProgressError, the record staying IN_PROGRESS; the first then completes', async () => {
+    const table = await storeUnderTest()
     const charges: string[] = []
     // The first execution suspends on a callback the test answers once the second has been refused.
     const handlerFunction = middy7(durableMode)
-      .use(idempotency({ store: table.store, namespace: 'payments' }))
+      .use(idempotency({ store: table.store, namespace: 'payments', logger: recordingLogger() }))
       .handler(async (event, context) => {
         const charge = await context.step('charge', async () => { charges.push(event.orderId); return `ch_${event.orderId}` })
         const approval = await context.waitForCallback('approval', async () => {})
@@ -85,23 +91,25 @@ describe('whole-event mode in a durable execution (DynamoDB Local)', () => {
     const second = await new LocalDurableTestRunner({ handlerFunction }).run({ payload: { orderId: 'o-3', amount: 42 } })
     expect(second.getStatus()).toBe('FAILED')
     expect(second.getError()).toMatchObject({ errorType: new IdempotencyInProgressError('k').name })
+    // Suspended, the first neither completed nor released its record.
+    expect((await stored(table)).map((record) => record.status)).toEqual(['IN_PROGRESS'])
     await approval.sendCallbackSuccess('approved')
     const done = await first
     expect(done.getStatus()).toBe('SUCCEEDED')
     expect(done.getResult()).toEqual({ charge: 'ch_o-3', approval: 'approved' })
     expect(charges).toEqual(['o-3'])
-    expect((await table.items()).map((item) => item.status)).toEqual(['COMPLETED'])
-    await table.drop()
+    expect((await stored(table)).map((record) => record.status)).toEqual(['COMPLETED'])
+    await table.close()
   })
 
   it.each<['delete' | 'fail', string[]]>([
     ['delete', []],
     ['fail', ['FAILED']]
   ])('a step that fails terminally in a replay goes through onFailure %s: the execution fails, nothing is left IN_PROGRESS', async (onFailure, statuses) => {
-    const table = await freshTable()
+    const table = await storeUnderTest()
     const charges: string[] = []
     const handlerFunction = middy7(durableMode)
-      .use(idempotency({ store: table.store, namespace: 'payments', onFailure }))
+      .use(idempotency({ store: table.store, namespace: 'payments', onFailure, logger: recordingLogger() }))
       .handler(async (event, context) => {
         const charge = await context.step('charge', async () => { charges.push(event.orderId); return `ch_${event.orderId}` })
         await context.wait({ seconds: 1 })
@@ -112,7 +120,7 @@ describe('whole-event mode in a durable execution (DynamoDB Local)', () => {
     expect(execution.getInvocations().length).toBeGreaterThan(1)
     expect(execution.getError()).toMatchObject({ errorMessage: 'no receipt for ch_o-4' })
     expect(charges).toEqual(['o-4'])
-    expect((await table.items()).map((item) => item.status)).toEqual(statuses)
-    await table.drop()
+    expect((await stored(table)).map((record) => record.status)).toEqual(statuses)
+    await table.close()
   })
 })
