@@ -5,6 +5,23 @@ import { createHash } from 'node:crypto'
 // year: https://docs.aws.amazon.com/lambda/latest/api/API_DurableConfig.html
 export const DURABLE_EXECUTION_MAX_MS = 31_622_400 * 1000
 
+// An execution an event source mapping started may run no longer than the function's longest
+// timeout: 15 minutes, 90 on Lambda Managed Instances (the longer bound serves both):
+// https://docs.aws.amazon.com/lambda/latest/dg/durable-invoking-esm.html
+export const DURABLE_ESM_EXECUTION_MAX_MS = 90 * 60 * 1000
+
+/**
+ * The longest a durable execution may run: bounded by the event source mapping that started
+ * it, if one did, else by the longest execution timeout.
+ *
+ * @example
+ * ```ts
+ * durableExecutionMaxMs('event-source-mapping') // 5_400_000
+ * ```
+ */
+export const durableExecutionMaxMs = (invokedBy?: 'event-source-mapping'): number =>
+  invokedBy === 'event-source-mapping' ? DURABLE_ESM_EXECUTION_MAX_MS : DURABLE_EXECUTION_MAX_MS
+
 /**
  * The ARN of the durable execution this context belongs to, or undefined outside one. The
  * durable SDK's context carries it as `executionContext.durableExecutionArn` (the context Middy
