@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import type { DurableContext, DurableLambdaHandler } from '@aws/durable-execution-sdk-js'
+import type { Context } from 'aws-lambda'
 import { LocalDurableTestRunner } from '@aws/durable-execution-sdk-js-testing'
 import middy7Module from 'middy-core-7'
 import { executionModeDurableContext } from 'middy-core-7/DurableContext'
-import { idempotency, IdempotencyInProgressError, type IdempotencyOptions, type IdempotencyRecord } from '../../../src/index.js'
+import { idempotency, IdempotencyInProgressError, type IdempotencyOptions, type IdempotencyRecord, type OutcomeReport } from '../../../src/index.js'
+import { deferred } from '../../support/deferred.js'
 import { recordingLogger } from '../../support/sqs.js'
 import { integrationStores } from '../../support/stores.js'
 
@@ -121,6 +123,35 @@ describe.each(stores)('whole-event mode in a durable execution, %s', (_name, sto
     expect(execution.getError()).toMatchObject({ errorMessage: 'no receipt for ch_o-4' })
     expect(charges).toEqual(['o-4'])
     expect((await stored(table)).map((record) => record.status)).toEqual(statuses)
+    await table.close()
+  })
+
+  it('with Middy\'s early timeout on, the timer of a suspended invocation, firing later, leaves its execution\'s record alone; the execution then completes', async () => {
+    const table = await storeUnderTest()
+    const charges: string[] = []
+    const timedOut = deferred<OutcomeReport>()
+    // Middy's default early timeout, on invocations given 3 s each: the first suspends on a
+    // callback long before its timer fires, and nothing clears that timer.
+    const durable = middy7({ executionMode: executionModeDurableContext })
+      .use(idempotency({ store: table.store, namespace: 'payments', logger: recordingLogger(), onOutcome: (outcome) => { if (outcome.kind === 'timed-out') timedOut.resolve(outcome) } }))
+      .handler(async (event, context) => {
+        const charge = await context.step('charge', async () => { charges.push(event.orderId); return `ch_${event.orderId}` })
+        const approval = await context.waitForCallback('approval', async () => {})
+        return { charge, approval }
+      })
+    const handlerFunction: DurableLambdaHandler = async (event, context: Context) => await durable(event, { ...context, getRemainingTimeInMillis: () => 3_000 })
+    const runner = new LocalDurableTestRunner({ handlerFunction })
+    const execution = runner.run({ payload: { orderId: 'o-5', amount: 42 } })
+    const approval = runner.getOperation('approval')
+    await approval.waitForData()
+    await timedOut.promise
+    expect((await stored(table)).map((record) => record.status)).toEqual(['IN_PROGRESS'])
+    await approval.sendCallbackSuccess('approved')
+    const done = await execution
+    expect(done.getStatus()).toBe('SUCCEEDED')
+    expect(done.getResult()).toEqual({ charge: 'ch_o-5', approval: 'approved' })
+    expect(charges).toEqual(['o-5'])
+    expect((await stored(table)).map((record) => record.status)).toEqual(['COMPLETED'])
     await table.close()
   })
 })
