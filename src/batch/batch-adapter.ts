@@ -33,7 +33,7 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
       throw error
     }
     watchErrors(request)
-    const lease = leaseFor(request.context, config.now)
+    const lease = leaseFor(request.context, config.now, 'event-source-mapping')
     const records = prepareRecords(source, selection, delivered, request.context, event)
     const batch = new Batch(source, config, limits, event, records, lease, request.context)
     // Registered before claiming, so that onError can release whatever was claimed should anything below throw.

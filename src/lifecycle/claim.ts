@@ -3,6 +3,7 @@ import { IdempotencyFailedError, IdempotencyInProgressError, IdempotencyPayloadM
 import { asStoreError } from './stored-error.js'
 import { isClaimable, type IdempotencyRecord } from '../stores/store.js'
 import type { LifecycleConfig, Unit } from './config.js'
+import { ownerToken } from './durable.js'
 import type { Lease } from './lease.js'
 import type { ClaimDecision } from './outcome.js'
 import { parseResponse } from './response.js'
@@ -18,7 +19,7 @@ export const claim = async (config: LifecycleConfig, unit: Unit, lease: Lease, s
   if (known !== undefined) return known
   const cutoff = lease.nowMs - config.clockSkewMs
 
-  const leaseToken = randomUUID()
+  const leaseToken = tokenFor(unit, lease)
   const nowSeconds = Math.floor(lease.nowMs / 1000)
   const record = {
     key: unit.key,
@@ -36,7 +37,9 @@ export const claim = async (config: LifecycleConfig, unit: Unit, lease: Lease, s
     return { kind: 'rejected', error: asStoreError(error, 'claim', unit.key) }
   }
   // Our own token in the way: the write reached the table, its answer was lost and the SDK
-  // retried it. The record is ours.
+  // retried it; or, in a durable execution, an earlier invocation of the same execution claimed
+  // it (whatever it became since: the execution replays its work, docs/lambda-modes.md). The
+  // record is ours.
   if (existing === undefined || existing.leaseToken === leaseToken) return { kind: 'run', leaseToken }
   return judge(config, unit, existing)
 }
@@ -47,13 +50,23 @@ export const claim = async (config: LifecycleConfig, unit: Unit, lease: Lease, s
  * makes the claim, so concurrent duplicates may both run and exactly one commits.
  */
 export const admit = (config: LifecycleConfig, unit: Unit, lease: Lease, standing?: IdempotencyRecord): ClaimDecision =>
-  decideFromKnown(config, unit, lease, standing) ?? { kind: 'run', leaseToken: randomUUID(), unclaimed: true }
+  decideFromKnown(config, unit, lease, standing) ?? { kind: 'run', leaseToken: tokenFor(unit, lease), unclaimed: true }
+
+/** A fresh token for every claim; in a durable execution, the execution's own on this key. */
+const tokenFor = (unit: Unit, lease: Lease): string => lease.owner === undefined ? randomUUID() : ownerToken(lease.owner, unit.key)
 
 /**
  * What a record already known to protect the key decides, with no request: one the local
  * cache holds, or one read in bulk (`standing`). Undefined when none does.
  */
 const decideFromKnown = (config: LifecycleConfig, unit: Unit, lease: Lease, standing?: IdempotencyRecord): ClaimDecision | undefined => {
+  // A durable execution replays what it already did, whatever it stored: a record it holds is
+  // decided by the claim, which knows its token (the cache keeps none).
+  if (lease.owner !== undefined) {
+    return standing === undefined || standing.leaseToken === tokenFor(unit, lease) || isClaimable(standing, lease.nowMs - config.clockSkewMs)
+      ? undefined
+      : judge(config, unit, standing)
+  }
   const cached = config.cache?.get(unit.key, lease.nowMs)
   if (cached !== undefined) return judge(config, unit, cached)
   // Another host's lease only counts as lapsed once it has been over for longer than the clock skew allowed.

@@ -1,5 +1,10 @@
-/** The lease: from `nowMs` until `until` (epoch ms), the Lambda's own deadline. */
-export interface Lease { nowMs: number, until: number }
+import { durableExecutionOf, durableExecutionMaxMs } from './durable.js'
+
+/**
+ * The lease: from `nowMs` until `until` (epoch ms), the Lambda's own deadline. `owner`: the
+ * durable execution (its ARN) that holds it across its invocations, when there is one.
+ */
+export interface Lease { nowMs: number, until: number, owner?: string }
 
 // Without a Lambda context (tests, local runs) the lease is the longest a Lambda can run:
 // https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html
@@ -8,9 +13,14 @@ const LAMBDA_MAX_TIMEOUT_MS = 15 * 60 * 1000
 /**
  * The lease lasts as long as this invocation can: `now + getRemainingTimeInMillis()`.
  * A remaining time of 0 is a real value (a lease that has already lapsed), not "no context".
+ * In a durable execution it lasts as long as the execution may run, whatever invocation
+ * claims it: the execution is its owner (docs/lambda-modes.md). `invokedBy`: what invoked the
+ * function, when the event says (a batch comes from an event source mapping).
  */
-export const leaseFor = (context: unknown, now: () => number): Lease => {
+export const leaseFor = (context: unknown, now: () => number, invokedBy?: 'event-source-mapping'): Lease => {
   const nowMs = now()
+  const owner = durableExecutionOf(context)
+  if (owner !== undefined) return { nowMs, until: nowMs + durableExecutionMaxMs(invokedBy), owner }
   const ms = remainingMs(context) ?? LAMBDA_MAX_TIMEOUT_MS
   return { nowMs, until: nowMs + (Number.isFinite(ms) ? Math.max(0, ms) : LAMBDA_MAX_TIMEOUT_MS) }
 }

@@ -82,6 +82,20 @@ export const describeStoreContract = (name: string, makeStore: () => Idempotency
       expect((await store.read([key])).get(key)).toMatchObject({ status: 'COMPLETED', responseData: '{"ok":true}' })
     }, timeoutMs)
 
+    // A durable execution (docs/lambda-modes.md) recognises its own record, whatever it became,
+    // by the token: a settled record keeps it, a claim in its way returns it, and its holder may
+    // complete it again.
+    test('a settled record keeps its lease token: a claim in its way returns it, and its holder may complete it again', async () => {
+      const [completed, failed] = [unique('kept-completed#'), unique('kept-failed#')]
+      for (const key of [completed, failed]) await store.claim(claimOf(key, 'execution'), now)
+      expect(await store.complete(completed, 'execution', { expiry: Math.floor(now / 1000) + 60, responseData: '1' })).toBe(true)
+      expect(await store.fail(failed, 'execution', { expiry: Math.floor(now / 1000) + 60, error: { name: 'E', message: 'failed' } })).toBe(true)
+      expect(await store.claim(claimOf(completed, 'execution'), now + 1)).toMatchObject({ status: 'COMPLETED', leaseToken: 'execution' })
+      expect(await store.claim(claimOf(failed, 'execution'), now + 1)).toMatchObject({ status: 'FAILED', leaseToken: 'execution' })
+      expect(await store.complete(completed, 'execution', { expiry: Math.floor(now / 1000) + 60, responseData: '1' })).toBe(true)
+      expect((await store.read([completed])).get(completed)).toMatchObject({ status: 'COMPLETED', responseData: '1', leaseToken: 'execution' })
+    }, timeoutMs)
+
     test('a result of no data, a stored error with its code, and a release are kept as written', async () => {
       const [empty, failed, released] = [unique('empty#'), unique('failed#'), unique('released#')]
       for (const key of [empty, failed, released]) await store.claim(claimOf(key, 't'), now)
