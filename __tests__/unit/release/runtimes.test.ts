@@ -29,7 +29,7 @@ test('Middy 7 is the dev dependency; 6 and 5 are aliases the tests run too; the 
   expect(dev['@middy/core']).toMatch(/^\^7\./)
   expect(dev['middy-core-6']).toMatch(/^npm:@middy\/core@\^6\./)
   expect(dev['middy-core-5']).toMatch(/^npm:@middy\/core@\^5\./)
-  expect(dev['@middy/core']).toBeUndefined()
+  expect(dev['middy-core-7']).toBeUndefined()
   expect(pkg.peerDependencies['@middy/core']).toBe('>=5 <8')
   expect(json('examples/sam-app/package.json').dependencies['@middy/core']).toMatch(/^\^7\./)
 })
