@@ -13,11 +13,12 @@ import { canonicalJson, isEmptySelection } from '../lifecycle/key.js'
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key'
 
 /**
- * What identifies an HTTP request: its method, path and query (the request target), the
- * authenticated caller when an authorizer names one, and the client's key. Two clients, or one
- * client on two query strings, never share a stored response.
+ * What identifies an HTTP request: the API and stage that received it (API Gateway and function
+ * URLs), its method, path and query (the request target), the authenticated caller when an
+ * authorizer names one, and the client's key. Two clients, one client on two query strings, or
+ * the test and prod stages of one function sharing a table never share a stored response.
  */
-export interface HttpRequestKey { method: string, path: string, query?: Array<[string, string]>, caller?: string, idempotencyKey: string }
+export interface HttpRequestKey { apiId?: string, stage?: string, method: string, path: string, query?: Array<[string, string]>, caller?: string, idempotencyKey: string }
 
 /** The methods the draft's header is for: without the key they are refused. Others run unprotected. */
 const KEYED_METHODS = new Set(['POST', 'PATCH'])
@@ -33,16 +34,18 @@ interface HttpEventShape {
   multiValueQueryStringParameters?: Record<string, unknown> | null
   headers?: Headers
   multiValueHeaders?: Record<string, unknown> | null
-  requestContext?: { http?: { method?: unknown }, elb?: unknown, authorizer?: Authorizer | null, identity?: { userArn?: unknown, cognitoIdentityId?: unknown } | null } | null
+  requestContext?: { apiId?: unknown, stage?: unknown, http?: { method?: unknown }, elb?: unknown, authorizer?: Authorizer | null, identity?: { userArn?: unknown, cognitoIdentityId?: unknown } | null } | null
 }
 
 interface Authorizer {
   principalId?: unknown
-  claims?: { sub?: unknown }
-  jwt?: { claims?: { sub?: unknown } }
-  iam?: { userArn?: unknown, cognitoIdentity?: { identityId?: unknown } }
-  lambda?: { principalId?: unknown, sub?: unknown } | null
+  claims?: Claims | null
+  jwt?: { claims?: Claims | null }
+  iam?: { userArn?: unknown, cognitoIdentity?: { identityId?: unknown } | null }
+  lambda?: Record<string, unknown> | null
 }
+
+interface Claims { sub?: unknown, iss?: unknown }
 
 /**
  * Method and path of an HTTP event, or undefined for any other event. Recognised shapes
@@ -139,8 +142,18 @@ export const defaultEventKey = (event: unknown, context?: unknown, nameCaller: C
   if (caller !== undefined && typeof caller !== 'string') {
     throw new IdempotencyKeyError(`the caller option returned ${typeof caller}, not a string or undefined`, undefined, { clientError: false })
   }
-  const key: HttpRequestKey = { ...request, ...(query.length === 0 ? {} : { query }), ...(caller === undefined || caller === '' ? {} : { caller }), idempotencyKey }
+  const key: HttpRequestKey = { ...scopeOf(event as HttpEventShape), ...request, ...(query.length === 0 ? {} : { query }), ...(caller === undefined || caller === '' ? {} : { caller }), idempotencyKey }
   return key
+}
+
+/**
+ * The API and stage that received the request, when API Gateway (or a function URL) names them:
+ * `event.path` and `rawPath` leave the stage out, so without them the test and prod stages of one
+ * function behind one table would share every record. An ALB names neither.
+ */
+const scopeOf = (event: HttpEventShape): Pick<HttpRequestKey, 'apiId' | 'stage'> => {
+  const { apiId, stage } = event.requestContext ?? {}
+  return { ...(isNonEmptyString(apiId) ? { apiId } : {}), ...(isNonEmptyString(stage) ? { stage } : {}) }
 }
 
 /** Who sent a request: the `caller` option, or what the authorizers say. */
@@ -178,35 +191,46 @@ const queryOf = (event: HttpEventShape): Array<[string, string]> => {
 /**
  * The authenticated caller: only what AWS sets after authenticating the request, never what the
  * client sends (OWASP API1). On API Gateway (REST and HTTP APIs) and function URLs, headers are
- * the client's, `x-amzn-oidc-*` included, so the caller is read from `requestContext` only: an
- * authorizer's principal, a token's `sub`, a Cognito identity (identity-pool users all share one
- * role ARN), then an IAM ARN, and last the whole context of a Lambda authorizer that names its
- * user another way. An assumed role is its role, not its session: the session name changes with
- * the worker (an ECS task, an EC2 instance) and with every credential refresh, and a retry from
- * another worker of the same service must still meet the first request. On an ALB, the caller is
- * the `x-amzn-oidc-identity` header the load balancer sets when it authenticated the request.
+ * the client's, `x-amzn-oidc-*` included, so the caller is read from `requestContext` only. On an
+ * ALB, it is the `x-amzn-oidc-identity` header the load balancer sets when it authenticated the
+ * request. Each caller is written `kind:value`, the kind naming who vouched for it, so that one
+ * authenticator's user can never read as another's (a JWT `sub` equal to an IAM ARN, or to a
+ * Lambda authorizer's principal, is someone else).
  */
 const callerOf: CallerOf = (event) => {
   const e = event as HttpEventShape
   if (typeof e.requestContext?.elb === 'object' && e.requestContext.elb !== null) return albCallerOf(e)
   const context = e.requestContext
   const a = context?.authorizer
-  const identity = [a?.principalId, a?.claims?.sub, a?.jwt?.claims?.sub, a?.lambda?.principalId, a?.lambda?.sub, a?.iam?.cognitoIdentity?.identityId, context?.identity?.cognitoIdentityId]
-    .find(isNonEmptyString)
-  if (identity !== undefined) return identity
+  const user = [['jwt', a?.jwt?.claims], ['cognito', a?.claims]] as const
+  for (const [kind, claims] of user) {
+    if (isNonEmptyString(claims?.sub)) return `${kind}:${canonicalJson({ iss: isNonEmptyString(claims.iss) ? claims.iss : undefined, sub: claims.sub })}`
+  }
+  if (isNonEmptyString(a?.principalId)) return `lambda:${canonicalJson(restAuthorizerAnswer(a))}`
+  if (typeof a?.lambda === 'object' && a.lambda !== null && !isEmptySelection(a.lambda)) return `lambda:${canonicalJson(a.lambda)}`
+  const identityId = [a?.iam?.cognitoIdentity?.identityId, context?.identity?.cognitoIdentityId].find(isNonEmptyString)
+  if (identityId !== undefined) return `cognito-identity:${identityId}`
   const arn = [a?.iam?.userArn, context?.identity?.userArn].find(isNonEmptyString)
-  if (arn !== undefined) return arn.replace(/^(arn:[^:]+:sts::\d+:assumed-role\/[^/]+)\/.*$/, '$1')
-  return lambdaContextCaller(a?.lambda)
+  return arn === undefined ? undefined : `iam:${arn}`
 }
 
 /**
- * An HTTP API Lambda authorizer's context is all it says of the caller, and API Gateway sets it
- * from the authorizer's answer: when it holds no `principalId` or `sub`, the whole of it is the
- * caller, so that two users it tells apart never share a record. (Prefixed: it is no user's name.)
- * https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-lambda-authorizer.html
+ * What API Gateway adds to a REST API Lambda authorizer's answer on each request, per its list
+ * of `$context.authorizer` variables: it measures the call (0 when the answer was cached), so a
+ * retry would never meet the first request if it counted.
+ * https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-variables-for-access-logging.html
  */
-const lambdaContextCaller = (lambda: unknown): string | undefined =>
-  typeof lambda === 'object' && lambda !== null && !isEmptySelection(lambda) ? `lambda-authorizer:${canonicalJson(lambda)}` : undefined
+const PER_REQUEST = new Set(['integrationLatency', 'integrationStatus', 'latency', 'requestId', 'status', 'error'])
+
+/**
+ * A REST API Lambda authorizer's answer: its `principalId` and the `context` API Gateway
+ * flattened next to it. Both, not the principal alone: AWS's own examples return one constant
+ * principal (`'user'`) for everyone and name the user in the context, and two users such an
+ * authorizer tells apart must never share a record.
+ * https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-lambda-authorizer-output.html
+ */
+const restAuthorizerAnswer = (authorizer: Authorizer): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(authorizer).filter(([name]) => !PER_REQUEST.has(name)))
 
 /**
  * ALB with OIDC (or Cognito) authentication names the user's `sub` in `x-amzn-oidc-identity`,
@@ -220,7 +244,7 @@ const albCallerOf = (event: HttpEventShape): string | undefined => {
     throw new IdempotencyKeyError('the x-amzn-oidc-identity header names more than one caller: the request cannot be scoped to its caller',
       undefined, { detail: 'This request names more than one authenticated user.' })
   }
-  return values[0]
+  return values[0] === undefined ? undefined : `alb-oidc:${values[0]}`
 }
 
 const isNonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== ''
