@@ -1,5 +1,8 @@
 import { IdempotencyKeyError } from '../errors.js'
-import { canonicalJson, isEmptySelection } from '../lifecycle/key.js'
+import { callerOf, type CallerOf } from './http-caller.js'
+import { headerValues } from './http-headers.js'
+
+export type { CallerOf }
 
 /**
  * HTTP events and their defaults in whole-event mode (docs/architecture.md: whole events and HTTP). The request is
@@ -23,8 +26,6 @@ export interface HttpRequestKey { apiId?: string, stage?: string, method: string
 /** The methods the draft's header is for: without the key they are refused. Others run unprotected. */
 const KEYED_METHODS = new Set(['POST', 'PATCH'])
 
-type Headers = Record<string, unknown> | null | undefined
-
 interface HttpEventShape {
   httpMethod?: unknown
   path?: unknown
@@ -32,20 +33,10 @@ interface HttpEventShape {
   rawQueryString?: unknown
   queryStringParameters?: Record<string, unknown> | null
   multiValueQueryStringParameters?: Record<string, unknown> | null
-  headers?: Headers
+  headers?: Record<string, unknown> | null
   multiValueHeaders?: Record<string, unknown> | null
-  requestContext?: { apiId?: unknown, stage?: unknown, http?: { method?: unknown }, elb?: unknown, authorizer?: Authorizer | null, identity?: { userArn?: unknown, cognitoIdentityId?: unknown } | null } | null
+  requestContext?: { apiId?: unknown, stage?: unknown, http?: { method?: unknown } } | null
 }
-
-interface Authorizer {
-  principalId?: unknown
-  claims?: Claims | null
-  jwt?: { claims?: Claims | null }
-  iam?: { userArn?: unknown, cognitoIdentity?: { identityId?: unknown } | null }
-  lambda?: Record<string, unknown> | null
-}
-
-interface Claims { sub?: unknown, iss?: unknown }
 
 /**
  * Method and path of an HTTP event, or undefined for any other event. Recognised shapes
@@ -77,21 +68,6 @@ export const httpRequestOf = (event: unknown): { method: string, path: string } 
  * ```
  */
 export const isHttpEvent = (event: unknown): boolean => httpRequestOf(event) !== undefined
-
-/** A header's values whatever the case of its name: `headers` first, then `multiValueHeaders`. */
-const headerValues = (event: HttpEventShape, name: string): unknown[] => {
-  const wanted = name.toLowerCase()
-  const found: unknown[] = []
-  for (const [source, multi] of [[event.headers, false], [event.multiValueHeaders, true]] as const) {
-    if (typeof source !== 'object' || source === null) continue
-    for (const [header, value] of Object.entries(source)) {
-      if (header.toLowerCase() !== wanted) continue
-      if (multi && Array.isArray(value)) found.push(...value)
-      else found.push(value)
-    }
-  }
-  return found
-}
 
 /**
  * The client's `Idempotency-Key`, or undefined when it sent none (or an empty one). When a
@@ -156,9 +132,6 @@ const scopeOf = (event: HttpEventShape): Pick<HttpRequestKey, 'apiId' | 'stage'>
   return { ...(isNonEmptyString(apiId) ? { apiId } : {}), ...(isNonEmptyString(stage) ? { stage } : {}) }
 }
 
-/** Who sent a request: the `caller` option, or what the authorizers say. */
-export type CallerOf = (event: unknown, context: unknown) => string | undefined
-
 /**
  * True for an HTTP request the default key does not protect: a method other than POST and
  * PATCH (GET, HEAD, OPTIONS, PUT, DELETE are idempotent by HTTP's own rules) sent without the
@@ -186,65 +159,6 @@ const queryOf = (event: HttpEventShape): Array<[string, string]> => {
     }
   }
   return pairs.sort(([a, x], [b, y]) => a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0)
-}
-
-/**
- * The authenticated caller: only what AWS sets after authenticating the request, never what the
- * client sends (OWASP API1). On API Gateway (REST and HTTP APIs) and function URLs, headers are
- * the client's, `x-amzn-oidc-*` included, so the caller is read from `requestContext` only. On an
- * ALB, it is the `x-amzn-oidc-identity` header the load balancer sets when it authenticated the
- * request. Each caller is written `kind:value`, the kind naming who vouched for it, so that one
- * authenticator's user can never read as another's (a JWT `sub` equal to an IAM ARN, or to a
- * Lambda authorizer's principal, is someone else).
- */
-const callerOf: CallerOf = (event) => {
-  const e = event as HttpEventShape
-  if (typeof e.requestContext?.elb === 'object' && e.requestContext.elb !== null) return albCallerOf(e)
-  const context = e.requestContext
-  const a = context?.authorizer
-  const user = [['jwt', a?.jwt?.claims], ['cognito', a?.claims]] as const
-  for (const [kind, claims] of user) {
-    if (isNonEmptyString(claims?.sub)) return `${kind}:${canonicalJson({ iss: isNonEmptyString(claims.iss) ? claims.iss : undefined, sub: claims.sub })}`
-  }
-  if (isNonEmptyString(a?.principalId)) return `lambda:${canonicalJson(restAuthorizerAnswer(a))}`
-  if (typeof a?.lambda === 'object' && a.lambda !== null && !isEmptySelection(a.lambda)) return `lambda:${canonicalJson(a.lambda)}`
-  const identityId = [a?.iam?.cognitoIdentity?.identityId, context?.identity?.cognitoIdentityId].find(isNonEmptyString)
-  if (identityId !== undefined) return `cognito-identity:${identityId}`
-  const arn = [a?.iam?.userArn, context?.identity?.userArn].find(isNonEmptyString)
-  return arn === undefined ? undefined : `iam:${arn}`
-}
-
-/**
- * What API Gateway adds to a REST API Lambda authorizer's answer on each request, per its list
- * of `$context.authorizer` variables: it measures the call (0 when the answer was cached), so a
- * retry would never meet the first request if it counted.
- * https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-variables-for-access-logging.html
- */
-const PER_REQUEST = new Set(['integrationLatency', 'integrationStatus', 'latency', 'requestId', 'status', 'error'])
-
-/**
- * A REST API Lambda authorizer's answer: its `principalId` and the `context` API Gateway
- * flattened next to it. Both, not the principal alone: AWS's own examples return one constant
- * principal (`'user'`) for everyone and name the user in the context, and two users such an
- * authorizer tells apart must never share a record.
- * https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-lambda-authorizer-output.html
- */
-const restAuthorizerAnswer = (authorizer: Authorizer): Record<string, unknown> =>
-  Object.fromEntries(Object.entries(authorizer).filter(([name]) => !PER_REQUEST.has(name)))
-
-/**
- * ALB with OIDC (or Cognito) authentication names the user's `sub` in `x-amzn-oidc-identity`,
- * which the load balancer sets itself:
- * https://docs.aws.amazon.com/elasticloadbalancing/latest/application/listener-authenticate-users.html
- * A request that carries two different values names no one: it is refused rather than read.
- */
-const albCallerOf = (event: HttpEventShape): string | undefined => {
-  const values = [...new Set(headerValues(event, 'x-amzn-oidc-identity').filter(isNonEmptyString))]
-  if (values.length > 1) {
-    throw new IdempotencyKeyError('the x-amzn-oidc-identity header names more than one caller: the request cannot be scoped to its caller',
-      undefined, { detail: 'This request names more than one authenticated user.' })
-  }
-  return values[0] === undefined ? undefined : `alb-oidc:${values[0]}`
 }
 
 const isNonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== ''
