@@ -244,15 +244,3 @@ describe('the API and stage are part of the default key: test and prod of one fu
     expect(defaultEventKey(albOidcEvent({ key: 'k-1' }, undefined))).toEqual({ method: 'POST', path: '/orders', idempotencyKey: 'k-1' })
   })
 })
-
-describe('options that would scope keys wrongly are refused when the middleware is made', () => {
-  test('a namespace holding # (it would read as another namespace\'s tenant)', () => {
-    expect(() => idempotency({ store: new MemoryStore(), namespace: 'orders#acme' })).toThrow(IdempotencyConfigError)
-    expect(() => idempotency({ store: new MemoryStore(), namespace: 'orders#acme' })).toThrow(/namespace must not contain '#'/)
-  })
-
-  test('caller with a key option: caller scopes only the default HTTP key', () => {
-    expect(() => idempotency({ store: new MemoryStore(), key: 'headers.idempotency-key', caller: () => 'alice' }))
-      .toThrow(new IdempotencyConfigError('idempotency: caller scopes only the default HTTP key; with your own key option, put the caller in the key'))
-  })
-})
