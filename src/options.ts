@@ -60,6 +60,9 @@ export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => 
     (options.expiresAfterSeconds !== undefined && !positiveInteger(options.expiresAfterSeconds) && 'expiresAfterSeconds must be a positive integer') ||
     (options.onFailure !== undefined && !['delete', 'fail'].includes(options.onFailure as string) && typeof options.onFailure !== 'function' && "onFailure must be 'delete', 'fail' or a function") ||
     (options.namespace !== undefined && (typeof options.namespace !== 'string' || options.namespace === '') && 'namespace must be a non-empty string') ||
+    // A stored key is namespace#hash, or namespace#tenant#hash: a '#' of the namespace's own would
+    // make namespace 'orders#acme' read as tenant acme of namespace 'orders'.
+    (typeof options.namespace === 'string' && options.namespace.includes('#') && `namespace must not contain '#' (got '${options.namespace}'): '#' separates the namespace from the tenant in a stored key, so another function's tenant could read as this namespace`) ||
     (options.mode !== undefined && !['auto', 'sqs', 'kinesis', 'dynamodb', 'kafka', 'event'].includes(options.mode) && "mode must be 'auto', 'sqs', 'kinesis', 'dynamodb', 'kafka' or 'event'") ||
     (options.concurrency !== undefined && !positiveInteger(options.concurrency) && 'concurrency must be a positive integer') ||
     (options.localCacheSize !== undefined && !(Number.isSafeInteger(options.localCacheSize) && options.localCacheSize >= 0) && 'localCacheSize must be an integer of 0 or more') ||
@@ -70,6 +73,7 @@ export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => 
     (options.timeoutMarginMs !== undefined && !(Number.isSafeInteger(options.timeoutMarginMs) && options.timeoutMarginMs >= 0) && 'timeoutMarginMs must be an integer of 0 or more') ||
     (options.responseHook !== undefined && typeof options.responseHook !== 'function' && 'responseHook must be a function') ||
     (options.caller !== undefined && typeof options.caller !== 'function' && 'caller must be a function (event, context) => string | undefined') ||
+    (options.caller !== undefined && options.key !== undefined && 'caller scopes only the default HTTP key; with your own key option, put the caller in the key') ||
     (options.effects !== undefined && !['any', 'transact-only'].includes(options.effects) && "effects must be 'any' or 'transact-only'") ||
     (options.effects === 'transact-only' && typeof store.commit !== 'function' && `effects: 'transact-only' needs a store that commits transactions with the record's completion (DynamoDBStore); ${storeName({ store } as LifecycleConfig)} does not`) ||
     (options.now !== undefined && typeof options.now !== 'function' && 'now must be a function returning epoch milliseconds')

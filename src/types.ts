@@ -71,8 +71,8 @@ export interface IdempotencyOptions<TEvent = any> {
    * are parsed) or a function `(unit, context) => value`. The selection is hashed; an
    * empty selection fails that unit with `IdempotencyKeyError`.
    * [SQS: `'messageId'`; Kinesis and DynamoDB Streams: `'eventID'`; Kafka: the record's cluster,
-   * topic, partition and offset; HTTP: the `Idempotency-Key` header, scoped by method, path,
-   * query and caller; other events: the whole event]
+   * topic, partition and offset; HTTP: the `Idempotency-Key` header, scoped by API, stage,
+   * method, path, query and caller; other events: the whole event]
    */
   key?: Selector<UnitOf<TEvent>>
   /**
@@ -90,7 +90,7 @@ export interface IdempotencyOptions<TEvent = any> {
    * is the record's `ApproximateReceiveCount`. ['delete']
    */
   onFailure?: FailurePolicy
-  /** Prefix of every stored key, so that two functions sharing a table never collide. [`AWS_LAMBDA_FUNCTION_NAME`, else `'middy-idempotency'`] */
+  /** Prefix of every stored key, so that two functions sharing a table never collide. No `#`: it separates the tenant. [`AWS_LAMBDA_FUNCTION_NAME`, else `'middy-idempotency'`] */
   namespace?: string
   /**
    * `'sqs'`, `'kinesis'`, `'dynamodb'` (DynamoDB Streams), `'kafka'` (Amazon MSK and self-managed):
@@ -159,13 +159,15 @@ export interface IdempotencyOptions<TEvent = any> {
   responseHook?: (response: unknown, info: { key: string, event: unknown }) => unknown
   /**
    * HTTP events with the default key: who the caller is, so that two callers sending the same
-   * `Idempotency-Key` never share a stored response. Return `undefined` for an anonymous request.
-   * Read by default, only from what AWS sets after authenticating the request (never a header
-   * the client can send): API Gateway REST `authorizer.principalId` (Lambda authorizers) or
-   * Cognito `claims.sub`; HTTP API JWT `sub`, Lambda authorizer `principalId` or `sub` (else its
-   * whole context); IAM user or role; a Cognito identity; on an ALB event only, OIDC's
-   * `x-amzn-oidc-identity`. Use this option when your authorizer names the user in one field of a
-   * context that also holds values that change per token. [the caller the authorizer names]
+   * `Idempotency-Key` never share a stored response. Return `undefined` for an anonymous request;
+   * the value is used as returned. Read by default, only from what AWS sets after authenticating
+   * the request (never a header the client can send), each kind of caller prefixed with its kind:
+   * a Lambda authorizer's whole answer (REST: `principalId` and context; HTTP API: its context);
+   * a JWT or Cognito user pool token's `iss` and `sub`; a Cognito identity; an IAM user or role
+   * session ARN; on an ALB event only, OIDC's `x-amzn-oidc-identity`. Use this option when your
+   * authorizer's answer holds values that change per token, or to strip the session of a role
+   * your workers share. Refused together with `key`: put the caller in your own key.
+   * [the caller the authorizer names]
    *
    * @example
    * ```ts

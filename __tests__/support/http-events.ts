@@ -147,6 +147,9 @@ const v2Iam = (arn: string, userId: string, cognitoIdentity: unknown = null): Re
   iam: { accessKey: 'ASIAEXAMPLEACCESSKEY', accountId: ACCOUNT, callerId: userId, cognitoIdentity, principalOrgId: null, userArn: arn, userId }
 })
 
+/** An IAM Identity Center user's session of the permission set's role: the session name is the person. */
+const ssoArn = (user: User): string => `arn:aws:sts::${ACCOUNT}:assumed-role/AWSReservedSSO_OrdersOperator_0123456789abcdef/${user}@example.com`
+
 /** Cognito identity pool credentials: every user assumes the pool's one authenticated role. */
 const identityPoolArn = `arn:aws:sts::${ACCOUNT}:assumed-role/Cognito_OrdersAuth_Role/CognitoIdentityCredentials`
 const identityPoolProvider = (sub: string): string =>
@@ -165,29 +168,41 @@ export const authenticatedShapes: EventShape[] = [
   {
     name: 'REST API, Lambda TOKEN authorizer (principalId and context)',
     event: (u, r) => restEvent(r, { principalId: identities[u].principalId, integrationLatency: 3, plan: 'pro', userId: u }),
-    caller: (u) => identities[u].principalId
+    caller: (u) => `lambda:{"plan":"pro","principalId":"${identities[u].principalId}","userId":"${u}"}`
   },
   {
     name: 'REST API, Lambda REQUEST authorizer (principalId and context)',
     event: (u, r) => restEvent(r, { principalId: identities[u].principalId, integrationLatency: 0, stringKey: 'value', numberKey: '1', booleanKey: 'true' }),
-    caller: (u) => identities[u].principalId
+    caller: (u) => `lambda:{"booleanKey":"true","numberKey":"1","principalId":"${identities[u].principalId}","stringKey":"value"}`
+  },
+  {
+    // AWS's own REST authorizer examples return one principalId ('user') for everyone; the user is in the context.
+    name: 'REST API, Lambda authorizer returning one principalId for everyone, the user in its context',
+    event: (u, r) => restEvent(r, { principalId: 'user', integrationLatency: u === 'alice' ? 41 : 0, userId: identities[u].sub }),
+    caller: (u) => `lambda:{"principalId":"user","userId":"${identities[u].sub}"}`
   },
   {
     name: 'REST API, Cognito user pool authorizer (claims)',
     event: (u, r) => restEvent(r, {
       claims: { sub: identities[u].sub, 'cognito:username': u, email: `${u}@example.com`, token_use: 'id', aud: '6m2mxmpl4kf0c1', iss: `https://cognito-idp.us-east-1.amazonaws.com/${POOL}`, auth_time: '1764093600', exp: 'Tue Nov 25 19:00:00 UTC 2026', iat: 'Tue Nov 25 18:00:00 UTC 2026' }
     }),
-    caller: (u) => identities[u].sub
+    caller: (u) => `cognito:{"iss":"https://cognito-idp.us-east-1.amazonaws.com/${POOL}","sub":"${identities[u].sub}"}`
   },
   {
     name: 'REST API, IAM auth, an IAM user',
     event: (u, r) => restEvent(r, undefined, restIdentity({ accessKey: 'AKIAEXAMPLEACCESSKEY', accountId: ACCOUNT, caller: identities[u].userId, user: identities[u].userId, userArn: identities[u].userArn })),
-    caller: (u) => identities[u].userArn
+    caller: (u) => `iam:${identities[u].userArn}`
   },
   {
     name: 'REST API, IAM auth, an assumed role',
     event: (u, r) => restEvent(r, undefined, restIdentity({ accessKey: 'ASIAEXAMPLEACCESSKEY', accountId: ACCOUNT, caller: identities[u].roleId, user: identities[u].roleId, userArn: identities[u].roleArn })),
-    caller: (u) => identities[u].roleArn.replace(/\/[^/]+$/, '')
+    caller: (u) => `iam:${identities[u].roleArn}`
+  },
+  {
+    // IAM Identity Center (and SAML) give every person of a permission set one role; the session names the person.
+    name: 'REST API, IAM auth, IAM Identity Center users of one permission set',
+    event: (u, r) => restEvent(r, undefined, restIdentity({ accessKey: 'ASIAEXAMPLEACCESSKEY', accountId: ACCOUNT, caller: `AROAORDERSOPERATOR001:${u}@example.com`, user: `AROAORDERSOPERATOR001:${u}@example.com`, userArn: ssoArn(u) })),
+    caller: (u) => `iam:${ssoArn(u)}`
   },
   {
     name: 'REST API, IAM auth, Cognito identity pool',
@@ -202,7 +217,7 @@ export const authenticatedShapes: EventShape[] = [
       cognitoAuthenticationType: 'authenticated',
       cognitoAuthenticationProvider: identityPoolProvider(identities[u].sub)
     })),
-    caller: (u) => identities[u].cognitoIdentityId
+    caller: (u) => `cognito-identity:${identities[u].cognitoIdentityId}`
   },
   {
     name: 'HTTP API, JWT authorizer',
@@ -212,22 +227,27 @@ export const authenticatedShapes: EventShape[] = [
       principalId: '',
       integrationLatency: 0
     }),
-    caller: (u) => identities[u].sub
+    caller: (u) => `jwt:{"iss":"https://cognito-idp.us-east-1.amazonaws.com/${POOL}","sub":"${identities[u].sub}"}`
   },
   {
     name: 'HTTP API, Lambda authorizer (simple response, context naming the user its own way)',
     event: (u, r) => v2Event(r, { lambda: { userId: u, plan: 'pro' } }),
-    caller: (u) => `lambda-authorizer:{"plan":"pro","userId":"${u}"}`
+    caller: (u) => `lambda:{"plan":"pro","userId":"${u}"}`
   },
   {
     name: 'HTTP API, Lambda authorizer (context with sub)',
     event: (u, r) => v2Event(r, { lambda: { sub: identities[u].sub, plan: 'pro' } }),
-    caller: (u) => identities[u].sub
+    caller: (u) => `lambda:{"plan":"pro","sub":"${identities[u].sub}"}`
   },
   {
     name: 'HTTP API, IAM auth, an IAM user',
     event: (u, r) => v2Event(r, v2Iam(identities[u].userArn, identities[u].userId)),
-    caller: (u) => identities[u].userArn
+    caller: (u) => `iam:${identities[u].userArn}`
+  },
+  {
+    name: 'HTTP API, IAM auth, IAM Identity Center users of one permission set',
+    event: (u, r) => v2Event(r, v2Iam(ssoArn(u), `AROAORDERSOPERATOR001:${u}@example.com`)),
+    caller: (u) => `iam:${ssoArn(u)}`
   },
   {
     name: 'HTTP API, IAM auth, Cognito identity pool',
@@ -236,17 +256,17 @@ export const authenticatedShapes: EventShape[] = [
       identityId: identities[u].cognitoIdentityId,
       identityPoolId: IDENTITY_POOL
     })),
-    caller: (u) => identities[u].cognitoIdentityId
+    caller: (u) => `cognito-identity:${identities[u].cognitoIdentityId}`
   },
   {
     name: 'function URL, IAM auth, an assumed role',
     event: (u, r) => v2Event(r, v2Iam(identities[u].roleArn, identities[u].roleId), 'a1b2c3d4e5f6.lambda-url.us-east-1.on.aws'),
-    caller: (u) => identities[u].roleArn.replace(/\/[^/]+$/, '')
+    caller: (u) => `iam:${identities[u].roleArn}`
   },
   {
     name: 'ALB with OIDC authentication',
     event: (u, r) => albOidcEvent(r, u),
-    caller: (u) => identities[u].sub
+    caller: (u) => `alb-oidc:${identities[u].sub}`
   }
 ]
 
@@ -287,6 +307,12 @@ export const anonymousShapes: EventShape[] = [
   { name: 'REST API, no auth (each client its own sourceIp)', event: (u, r) => restEvent(r, undefined, restIdentity({}, sourceIps[u])), caller: () => undefined },
   { name: 'REST API, API key only (each client its own key)', event: (u, r) => restEvent(r, undefined, restIdentity({ apiKey: `k3y-${u}`, apiKeyId: `id-${u}` }, sourceIps[u])), caller: () => undefined },
   { name: 'HTTP API, no authorizer', event: (_u, r) => v2Event(r, undefined), caller: () => undefined },
+  { name: 'HTTP API, Lambda authorizer, simple response without context', event: (_u, r) => v2Event(r, { lambda: null }), caller: () => undefined },
+  {
+    name: 'HTTP API, JWT authorizer, a token without sub (client credentials)',
+    event: (u, r) => v2Event(r, { jwt: { claims: { client_id: `svc-${u}`, iss: `https://cognito-idp.us-east-1.amazonaws.com/${POOL}`, scope: 'orders/write', token_use: 'access' }, scopes: ['orders/write'] }, principalId: '', integrationLatency: 0 }),
+    caller: () => undefined
+  },
   { name: 'function URL, auth NONE', event: (_u, r) => v2Event(r, undefined, 'a1b2c3d4e5f6.lambda-url.us-east-1.on.aws'), caller: () => undefined },
   { name: 'ALB without authentication', event: (_u, r) => albOidcEvent(r, undefined), caller: () => undefined }
 ]

@@ -68,3 +68,15 @@ test("perRecord does not take a store's larger request bound as its own: with no
   await (handler as unknown as (e: unknown, c: unknown) => Promise<unknown>)(sqsEvent(records), lambdaContext())
   expect(most).toBe(50)
 })
+
+describe('options that would scope keys wrongly are refused when the middleware is made', () => {
+  test('a namespace holding # (it would read as another namespace\'s tenant)', () => {
+    expect(() => idempotency({ store: new MemoryStore(), namespace: 'orders#acme' })).toThrow(IdempotencyConfigError)
+    expect(() => idempotency({ store: new MemoryStore(), namespace: 'orders#acme' })).toThrow(/namespace must not contain '#'/)
+  })
+
+  test('caller with a key option: caller scopes only the default HTTP key', () => {
+    expect(() => idempotency({ store: new MemoryStore(), key: 'headers.idempotency-key', caller: () => 'alice' }))
+      .toThrow(new IdempotencyConfigError('idempotency: caller scopes only the default HTTP key; with your own key option, put the caller in the key'))
+  })
+})

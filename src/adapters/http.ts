@@ -1,5 +1,8 @@
 import { IdempotencyKeyError } from '../errors.js'
-import { canonicalJson, isEmptySelection } from '../lifecycle/key.js'
+import { callerOf, type CallerOf } from './http-caller.js'
+import { headerValues } from './http-headers.js'
+
+export type { CallerOf }
 
 /**
  * HTTP events and their defaults in whole-event mode (docs/architecture.md: whole events and HTTP). The request is
@@ -13,16 +16,15 @@ import { canonicalJson, isEmptySelection } from '../lifecycle/key.js'
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key'
 
 /**
- * What identifies an HTTP request: its method, path and query (the request target), the
- * authenticated caller when an authorizer names one, and the client's key. Two clients, or one
- * client on two query strings, never share a stored response.
+ * What identifies an HTTP request: the API and stage that received it (API Gateway and function
+ * URLs), its method, path and query (the request target), the authenticated caller when an
+ * authorizer names one, and the client's key. Two clients, one client on two query strings, or
+ * the test and prod stages of one function sharing a table never share a stored response.
  */
-export interface HttpRequestKey { method: string, path: string, query?: Array<[string, string]>, caller?: string, idempotencyKey: string }
+export interface HttpRequestKey { apiId?: string, stage?: string, method: string, path: string, query?: Array<[string, string]>, caller?: string, idempotencyKey: string }
 
 /** The methods the draft's header is for: without the key they are refused. Others run unprotected. */
 const KEYED_METHODS = new Set(['POST', 'PATCH'])
-
-type Headers = Record<string, unknown> | null | undefined
 
 interface HttpEventShape {
   httpMethod?: unknown
@@ -31,17 +33,9 @@ interface HttpEventShape {
   rawQueryString?: unknown
   queryStringParameters?: Record<string, unknown> | null
   multiValueQueryStringParameters?: Record<string, unknown> | null
-  headers?: Headers
+  headers?: Record<string, unknown> | null
   multiValueHeaders?: Record<string, unknown> | null
-  requestContext?: { http?: { method?: unknown }, elb?: unknown, authorizer?: Authorizer | null, identity?: { userArn?: unknown, cognitoIdentityId?: unknown } | null } | null
-}
-
-interface Authorizer {
-  principalId?: unknown
-  claims?: { sub?: unknown }
-  jwt?: { claims?: { sub?: unknown } }
-  iam?: { userArn?: unknown, cognitoIdentity?: { identityId?: unknown } }
-  lambda?: { principalId?: unknown, sub?: unknown } | null
+  requestContext?: { apiId?: unknown, stage?: unknown, http?: { method?: unknown } } | null
 }
 
 /**
@@ -74,21 +68,6 @@ export const httpRequestOf = (event: unknown): { method: string, path: string } 
  * ```
  */
 export const isHttpEvent = (event: unknown): boolean => httpRequestOf(event) !== undefined
-
-/** A header's values whatever the case of its name: `headers` first, then `multiValueHeaders`. */
-const headerValues = (event: HttpEventShape, name: string): unknown[] => {
-  const wanted = name.toLowerCase()
-  const found: unknown[] = []
-  for (const [source, multi] of [[event.headers, false], [event.multiValueHeaders, true]] as const) {
-    if (typeof source !== 'object' || source === null) continue
-    for (const [header, value] of Object.entries(source)) {
-      if (header.toLowerCase() !== wanted) continue
-      if (multi && Array.isArray(value)) found.push(...value)
-      else found.push(value)
-    }
-  }
-  return found
-}
 
 /**
  * The client's `Idempotency-Key`, or undefined when it sent none (or an empty one). When a
@@ -139,12 +118,19 @@ export const defaultEventKey = (event: unknown, context?: unknown, nameCaller: C
   if (caller !== undefined && typeof caller !== 'string') {
     throw new IdempotencyKeyError(`the caller option returned ${typeof caller}, not a string or undefined`, undefined, { clientError: false })
   }
-  const key: HttpRequestKey = { ...request, ...(query.length === 0 ? {} : { query }), ...(caller === undefined || caller === '' ? {} : { caller }), idempotencyKey }
+  const key: HttpRequestKey = { ...scopeOf(event as HttpEventShape), ...request, ...(query.length === 0 ? {} : { query }), ...(caller === undefined || caller === '' ? {} : { caller }), idempotencyKey }
   return key
 }
 
-/** Who sent a request: the `caller` option, or what the authorizers say. */
-export type CallerOf = (event: unknown, context: unknown) => string | undefined
+/**
+ * The API and stage that received the request, when API Gateway (or a function URL) names them:
+ * `event.path` and `rawPath` leave the stage out, so without them the test and prod stages of one
+ * function behind one table would share every record. An ALB names neither.
+ */
+const scopeOf = (event: HttpEventShape): Pick<HttpRequestKey, 'apiId' | 'stage'> => {
+  const { apiId, stage } = event.requestContext ?? {}
+  return { ...(isNonEmptyString(apiId) ? { apiId } : {}), ...(isNonEmptyString(stage) ? { stage } : {}) }
+}
 
 /**
  * True for an HTTP request the default key does not protect: a method other than POST and
@@ -173,54 +159,6 @@ const queryOf = (event: HttpEventShape): Array<[string, string]> => {
     }
   }
   return pairs.sort(([a, x], [b, y]) => a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0)
-}
-
-/**
- * The authenticated caller: only what AWS sets after authenticating the request, never what the
- * client sends (OWASP API1). On API Gateway (REST and HTTP APIs) and function URLs, headers are
- * the client's, `x-amzn-oidc-*` included, so the caller is read from `requestContext` only: an
- * authorizer's principal, a token's `sub`, a Cognito identity (identity-pool users all share one
- * role ARN), then an IAM ARN, and last the whole context of a Lambda authorizer that names its
- * user another way. An assumed role is its role, not its session: the session name changes with
- * the worker (an ECS task, an EC2 instance) and with every credential refresh, and a retry from
- * another worker of the same service must still meet the first request. On an ALB, the caller is
- * the `x-amzn-oidc-identity` header the load balancer sets when it authenticated the request.
- */
-const callerOf: CallerOf = (event) => {
-  const e = event as HttpEventShape
-  if (typeof e.requestContext?.elb === 'object' && e.requestContext.elb !== null) return albCallerOf(e)
-  const context = e.requestContext
-  const a = context?.authorizer
-  const identity = [a?.principalId, a?.claims?.sub, a?.jwt?.claims?.sub, a?.lambda?.principalId, a?.lambda?.sub, a?.iam?.cognitoIdentity?.identityId, context?.identity?.cognitoIdentityId]
-    .find(isNonEmptyString)
-  if (identity !== undefined) return identity
-  const arn = [a?.iam?.userArn, context?.identity?.userArn].find(isNonEmptyString)
-  if (arn !== undefined) return arn.replace(/^(arn:[^:]+:sts::\d+:assumed-role\/[^/]+)\/.*$/, '$1')
-  return lambdaContextCaller(a?.lambda)
-}
-
-/**
- * An HTTP API Lambda authorizer's context is all it says of the caller, and API Gateway sets it
- * from the authorizer's answer: when it holds no `principalId` or `sub`, the whole of it is the
- * caller, so that two users it tells apart never share a record. (Prefixed: it is no user's name.)
- * https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-lambda-authorizer.html
- */
-const lambdaContextCaller = (lambda: unknown): string | undefined =>
-  typeof lambda === 'object' && lambda !== null && !isEmptySelection(lambda) ? `lambda-authorizer:${canonicalJson(lambda)}` : undefined
-
-/**
- * ALB with OIDC (or Cognito) authentication names the user's `sub` in `x-amzn-oidc-identity`,
- * which the load balancer sets itself:
- * https://docs.aws.amazon.com/elasticloadbalancing/latest/application/listener-authenticate-users.html
- * A request that carries two different values names no one: it is refused rather than read.
- */
-const albCallerOf = (event: HttpEventShape): string | undefined => {
-  const values = [...new Set(headerValues(event, 'x-amzn-oidc-identity').filter(isNonEmptyString))]
-  if (values.length > 1) {
-    throw new IdempotencyKeyError('the x-amzn-oidc-identity header names more than one caller: the request cannot be scoped to its caller',
-      undefined, { detail: 'This request names more than one authenticated user.' })
-  }
-  return values[0]
 }
 
 const isNonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== ''

@@ -170,7 +170,8 @@ export const hashOf = (value: unknown): string => sha256Hex(canonicalJson(value)
  * `namespace#sha256(...)`: no raw business data in the partition key; two functions never
  * collide. With a tenant (Lambda tenant isolation), `namespace#tenant#sha256(...)`, the tenant
  * percent-encoded so that no `#` (nor `{`, a Redis hash tag) of its own can make it read as
- * another tenant: an operator sees whose record it is. No tenant (or an empty one) keeps the key
+ * another tenant: an operator sees whose record it is. (A namespace holding `#` is refused by the
+ * options for the same reason.) No tenant (or an empty one) keeps the key
  * every earlier version stored, so records in flight across an upgrade still match.
  */
 export const storedKey = (namespace: string, selection: unknown, tenant?: string): string =>

@@ -101,6 +101,27 @@ describe.each(middyVersions)('HTTP callers on DynamoDB Local, %s', (_name, middy
     })
   })
 
+  test('one function behind the test and prod stages of an API, one table: the same caller\'s key on each stage is two records, each stage\'s retry replays its own', async () => {
+    const { calls, send, items } = api()
+    const shape = shapeNamed('REST API, Lambda TOKEN authorizer (principalId and context)')
+    const on = (stage: string): EventShape => ({
+      ...shape,
+      event: (u, r) => {
+        const event = shape.event(u, r) as { requestContext: Record<string, unknown> }
+        event.requestContext.stage = stage
+        event.requestContext.path = `/${stage}/orders`
+        return event
+      }
+    })
+    const request = { key: 'k-5', body: '{"amount":5}' }
+    expect(await send(on('test'), 'alice', request)).toEqual(answerFor('alice'))
+    expect(await send(on('prod'), 'alice', request)).toEqual(answerFor('alice'))
+    expect(await send(on('test'), 'alice', request)).toEqual(replayOf(answerFor('alice')))
+    expect(await send(on('prod'), 'alice', request)).toEqual(replayOf(answerFor('alice')))
+    expect(calls).toHaveBeenCalledTimes(2)
+    expect(await items()).toHaveLength(2)
+  })
+
   test('ALB: an x-amzn-oidc-identity that names two users (one the client\'s own) is refused with 400 and nothing is stored', async () => {
     const { calls, handler, items } = api()
     const event = shapeNamed('ALB with OIDC authentication').event('mallory', { key: 'k-4' }) as { headers: Record<string, string>, multiValueHeaders?: Record<string, string[]> }

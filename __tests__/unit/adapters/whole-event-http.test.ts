@@ -98,8 +98,17 @@ describe.each(middyVersions)('HTTP events in whole-event mode, %s', (_, middy) =
     expect(calls).toHaveBeenCalledTimes(2)
   })
 
-  test('an IAM caller is its role, not its session: a retry from another worker or after a credential refresh is replayed', async () => {
+  test('an IAM caller is its role session: two people signed in to one role (IAM Identity Center, SAML) are two callers', async () => {
     const { handler, calls } = build()
+    const from = (session: string) => ({ ...restApiEvent({ key: 'pay-1' }), requestContext: { requestId: session, identity: { userArn: `arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Payments_0123456789abcdef/${session}` } } })
+    await handler(from('alice@example.com'), lambdaContext())
+    await handler(from('bob@example.com'), lambdaContext())
+    expect(calls).toHaveBeenCalledTimes(2)
+  })
+
+  test('a worker fleet whose sessions change with the worker strips the session with the caller option: a retry from another worker is replayed', async () => {
+    const caller = (event: { requestContext: { identity: { userArn: string } } }): string => event.requestContext.identity.userArn.replace(/^(arn:[^:]+:sts::\d+:assumed-role\/[^/]+)\/.*$/, '$1')
+    const { handler, calls } = build(undefined, { caller })
     const from = (session: string) => ({ ...restApiEvent({ key: 'pay-1' }), requestContext: { requestId: session, identity: { userArn: `arn:aws:sts::123456789012:assumed-role/PaymentsCaller/${session}` } } })
     await handler(from('i-0aaa'), lambdaContext())
     await handler(from('i-0bbb'), lambdaContext())
