@@ -1,7 +1,8 @@
 import { claim } from '../lifecycle/claim.js'
 import type { LifecycleConfig, Unit } from '../lifecycle/config.js'
 import { compileSelector, type Select } from '../lifecycle/key.js'
-import { deadlineWithin, remainingMs, type Lease } from '../lifecycle/lease.js'
+import { durableExecutionOf } from '../lifecycle/durable.js'
+import { deadlineWithin, leaseFor, remainingMs, type Lease } from '../lifecycle/lease.js'
 import { createLog } from '../lifecycle/log.js'
 import { fulfilled, rejected } from '../lifecycle/outcome.js'
 import { prepareUnit, type Selection } from '../lifecycle/prepare.js'
@@ -79,7 +80,11 @@ export const idempotent = <TArgs extends unknown[], TResult>(
     const context = lambdaContextOf(args)
     const nowMs = now()
     const remaining = context === undefined ? undefined : remainingMs(context)
-    const lease: Lease = { nowMs, until: nowMs + Math.max(0, Math.min(leaseMs, remaining ?? Infinity)) }
+    // In a durable execution the execution owns the record, as in the middleware: each replay
+    // calls the function again and must carry on as the owner of its own claim.
+    const lease: Lease = durableExecutionOf(context) !== undefined
+      ? leaseFor(context, () => nowMs)
+      : { nowMs, until: nowMs + Math.max(0, Math.min(leaseMs, remaining ?? Infinity)) }
     const since = (): number => now() - nowMs
     let unit: Unit
     try {
