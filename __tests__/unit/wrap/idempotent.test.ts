@@ -20,7 +20,7 @@ test('bad options are named, under idempotent', () => {
   expect(() => idempotent(async () => 1, { store: {} as never })).toThrow(/^idempotent: store is required/)
   expect(() => idempotent(async () => 1, { store, expiresAfterSeconds: 0 })).toThrow('idempotent: expiresAfterSeconds must be a positive integer')
   expect(() => idempotent(async () => 1, { store, leaseSeconds: -1 })).toThrow('idempotent: leaseSeconds must be a positive number')
-  expect(() => idempotent(async () => 1, { store, key: 'a..b' })).toThrow(/^idempotent: key path is malformed/)
+  expect(() => idempotent(async () => 1, { store, key: 'a..b' })).toThrow(/^idempotent: key path "a\.\.b" is malformed at character 1/)
   expect(() => idempotent('nope' as never, { store })).toThrow('idempotent: fn must be a function')
 })
 
