@@ -183,7 +183,7 @@ export class Batch {
    * The handler or a middleware inside ours failed with `error`, before the deadline. Nothing
    * can have run a record that nobody read (a middleware failed in `before`), nor, with
    * `perRecord`, one it did not start: those are released whatever `onFailure` says.
-   * `perRecordHandler`: this middleware's handler is known to be `perRecord` (see the adapter).
+   * `perRecordHandler`: this middleware's handler is known to be `perRecord` (see handler-kind.ts).
    */
   async closeOnError (error: unknown, perRecordHandler: boolean): Promise<void> {
     this.close(false)
