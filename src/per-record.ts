@@ -85,6 +85,8 @@ interface Run { context: Context, signal: AbortSignal, concurrency: number }
 /** With `idempotency` in the stack: each record is settled in the store as soon as its work ends. */
 const runBatch = async <TRecord>(batch: Batch, records: TRecord[], fn: (record: TRecord, tools: RecordTools) => unknown, run: Run): Promise<Array<PromiseSettledResult<unknown>>> => {
   const stop = batch.start(run.signal)
+  // Each record is given its own invocation's signal, not Middy's (shared by every invocation of a Middy 5 or 6 process).
+  run = { ...run, signal: batch.signal }
   const results: Array<PromiseSettledResult<unknown>> = new Array(records.length)
   const items = batch.run.map((state, index) => ({ state, index, record: records[index] as TRecord, ...(state.group === undefined ? {} : { group: state.group }) }))
   try {

@@ -50,6 +50,11 @@ export class Batch {
   /** When the claims were decided (epoch ms): the records that did not run took this long from `lease.nowMs`. */
   decidedMs?: number
   private stage: BatchStage = 'open'
+  /**
+   * Aborts when this batch's own deadline comes: the `signal` each record is given. Never Middy's
+   * signal itself, which Middy 5 and 6 share between every invocation of the process (see `watch`).
+   */
+  private readonly deadline = new AbortController()
   private startedBy?: 'perRecord'
   /** The batch's settlements in flight, within the store's bound whoever starts them. */
   private readonly storeRequests: Bound
@@ -91,6 +96,9 @@ export class Batch {
     return this.watch(signal)
   }
 
+  /** What a record's work is given as `signal`: aborted when this batch's own deadline comes, never another invocation's. */
+  get signal (): AbortSignal { return this.deadline.signal }
+
   /** A record's work starts. */
   begin (state: RecordState): void {
     state.phase = 'running'
@@ -98,10 +106,12 @@ export class Batch {
   }
 
   /** No record starts any more. `timedOut`: because the deadline came. */
-  close (timedOut: boolean): void {
+  close (timedOut: boolean, reason?: unknown): void {
     if (this.stage === 'answered') return
-    if (timedOut) this.stage = 'timed-out'
-    else if (this.stage === 'open') this.stage = 'closed'
+    if (timedOut) {
+      this.stage = 'timed-out'
+      if (!this.deadline.signal.aborted) this.deadline.abort(reason)
+    } else if (this.stage === 'open') this.stage = 'closed'
   }
 
   /**
@@ -226,7 +236,7 @@ export class Batch {
     listening.add(this)
     const onAbort = (): void => {
       if (listening.size > 1 && !deadlineWithin(this.context, this.limits.timeoutMarginMs)) return
-      this.close(true)
+      this.close(true, signal.reason)
     }
     if (signal.aborted) onAbort()
     else signal.addEventListener('abort', onAbort, { once: true })
