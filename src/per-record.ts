@@ -2,6 +2,7 @@ import type { Context } from 'aws-lambda'
 import { IdempotencyConfigError, IdempotencyHeldBackError } from './errors.js'
 import { readableByLambda } from './batch/answer.js'
 import type { Batch } from './batch/batch.js'
+import type { RecordState } from './batch/state.js'
 import { defaultKeyOf } from './batch/claim-batch.js'
 import { batchFor } from './batch/handover.js'
 import { schedule } from './batch/schedule.js'
@@ -88,16 +89,32 @@ const runBatch = async <TRecord>(batch: Batch, records: TRecord[], fn: (record: 
   // Each record is given its own invocation's signal, not Middy's (shared by every invocation of a Middy 5 or 6 process).
   run = { ...run, signal: batch.signal }
   const results: Array<PromiseSettledResult<unknown>> = new Array(records.length)
-  const items = batch.run.map((state, index) => ({ state, index, record: records[index] as TRecord, ...(state.group === undefined ? {} : { group: state.group }) }))
+  // The records to run, and, in their group's order, the copies of a record of another group
+  // that runs here: a copy waits for its original, and its group behind it (Batch.follow).
+  const handedAt = new Map(batch.run.map((state, index) => [state, index]))
+  const items = batch.records.flatMap((state): Array<{ state: RecordState, index?: number, record?: TRecord, group?: string }> => {
+    const index = handedAt.get(state)
+    const group = state.group === undefined ? {} : { group: state.group }
+    if (index !== undefined) return [{ state, index, record: records[index] as TRecord, ...group }]
+    return batch.followsInOrder(state) ? [{ state, ...group }] : []
+  })
   try {
     await schedule(items, run.concurrency, {
       closed: () => batch.closed,
-      skip: async ({ state, index }, why) => { results[index] = await batch.skip(state, why) },
+      skip: async ({ state, index }, why) => {
+        const result = await batch.skip(state, why)
+        if (index !== undefined) results[index] = result
+      },
       run: async ({ state, index, record }, free) => {
+        if (index === undefined) {
+          // A copy does no work: it holds no place while it waits.
+          free()
+          return await batch.follow(state)
+        }
         batch.begin(state)
         const writes: unknown[] = []
         const key = state.unit?.key
-        const outcome = await attempt(fn, record, toolsOf(run, queueTransact(batch.config, key, writes, () => state.phase === 'running'), () => key ?? noKey()))
+        const outcome = await attempt(fn, record as TRecord, toolsOf(run, queueTransact(batch.config, key, writes, () => state.phase === 'running'), () => key ?? noKey()))
         // The work is over: its slot goes to the next record once this one's write has its turn
         // at the store (at once while the store has room, so that the writes of records that end
         // together share round trips; never before, so finished work never piles up unwritten).

@@ -39,7 +39,7 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
     const batch = new Batch(source, config, limits, event, records, lease, request.context)
     // Registered before claiming, so that onError can release whatever was claimed should anything below throw.
     batches.set(request, batch)
-    await claimBatch(config, source, limits.concurrency, records, lease)
+    await claimBatch(config, source, limits.concurrency, records, lease, handler.perRecord)
     batch.hand(records.filter((s) => s.outcome?.kind === 'run'))
     // A tumbling window's handler runs even with no record to run: it carries the window's
     // state, and its final invocation (often with no records) is where the window is processed.
