@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
-import type { MSKEvent, MSKRecord, SQSEvent, SQSRecord } from 'aws-lambda'
+import type { KinesisStreamEvent, KinesisStreamRecord, MSKEvent, MSKRecord, SQSEvent, SQSRecord } from 'aws-lambda'
 import { idempotency, IdempotencyHeldBackError, perRecord, type OutcomeReport } from '../../../src/index.js'
 import { deferred } from '../../support/deferred.js'
 import { freshTable } from '../../support/dynamodb.js'
 import { kafkaRecord, mskEvent } from '../../support/kafka.js'
+import { kinesisEvent, kinesisRecord } from '../../support/streams.js'
 import { batchMiddyVersions, sqsPartialBatchFailure } from '../../support/middy.js'
 import { failedIds, lambdaContext, recordingLogger, sqsEvent, sqsRecord } from '../../support/sqs.js'
 
@@ -55,6 +56,20 @@ describe.each(batchMiddyVersions)('a copy in another ordering group than its ori
     expect([...statuses.values()]).toEqual(['COMPLETED', 'COMPLETED', 'COMPLETED'])
     // When Q started, P was settled.
     expect(seenByLater).toEqual(['COMPLETED'])
+  })
+
+  test('Kinesis, one payment under two partition keys: it runs once, nothing is reported failed, the copy\'s later record runs after it', async () => {
+    const namespace = fresh('kinesis-copy')
+    const runs: string[] = []
+    const paymentIn = (record: KinesisStreamRecord): string => (JSON.parse(Buffer.from(record.kinesis.data, 'base64').toString()) as { paymentId: string }).paymentId
+    const handler = middy<KinesisStreamEvent>()
+      .use(idempotency({ store: table.store, namespace, key: (record: KinesisStreamRecord) => paymentIn(record), logger: recordingLogger() }))
+      .handler(perRecord(async (record: KinesisStreamRecord) => { runs.push(`${paymentIn(record)}@${record.kinesis.partitionKey}`) }))
+    const records = [kinesisRecord({ paymentId: 'P' }, 'account-1'), kinesisRecord({ paymentId: 'P' }, 'account-2'), kinesisRecord({ paymentId: 'Q' }, 'account-2')]
+    const response = await (handler as unknown as Invoke)(kinesisEvent(records), lambdaContext()) as { batchItemFailures: unknown[] }
+    expect(response.batchItemFailures).toEqual([])
+    expect(runs).toEqual(['P@account-1', 'Q@account-2'])
+    expect((await itemsOf(namespace)).map((i) => i.status)).toEqual(['COMPLETED', 'COMPLETED'])
   })
 
   const fifo = (runs: string[], options: { concurrency?: number, onFailure?: 'fail' | 'delete', handWritten?: boolean, outcomes?: OutcomeReport[] } = {}) => {
