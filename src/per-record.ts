@@ -3,6 +3,7 @@ import { IdempotencyConfigError, IdempotencyHeldBackError } from './errors.js'
 import { readableByLambda } from './batch/answer.js'
 import type { Batch } from './batch/batch.js'
 import type { RecordState } from './batch/state.js'
+import { Followers } from './batch/follow.js'
 import { defaultKeyOf } from './batch/claim-batch.js'
 import { batchFor } from './batch/handover.js'
 import { schedule } from './batch/schedule.js'
@@ -90,13 +91,13 @@ const runBatch = async <TRecord>(batch: Batch, records: TRecord[], fn: (record: 
   run = { ...run, signal: batch.signal }
   const results: Array<PromiseSettledResult<unknown>> = new Array(records.length)
   // The records to run, and, in their group's order, the copies of a record of another group
-  // that runs here: a copy waits for its original, and its group behind it (Batch.follow).
+  // that runs here: a copy waits for its original, and its group behind it (follow.ts).
   const handedAt = new Map(batch.run.map((state, index) => [state, index]))
   const items = batch.records.flatMap((state): Array<{ state: RecordState, index?: number, record?: TRecord, group?: string }> => {
     const index = handedAt.get(state)
     const group = state.group === undefined ? {} : { group: state.group }
     if (index !== undefined) return [{ state, index, record: records[index] as TRecord, ...group }]
-    return batch.followsInOrder(state) ? [{ state, ...group }] : []
+    return Followers.follows(state) ? [{ state, ...group }] : []
   })
   try {
     await schedule(items, run.concurrency, {
@@ -109,7 +110,7 @@ const runBatch = async <TRecord>(batch: Batch, records: TRecord[], fn: (record: 
         if (index === undefined) {
           // A copy does no work: it holds no place while it waits.
           free()
-          return await batch.follow(state)
+          return await batch.followers.follow(state)
         }
         batch.begin(state)
         const writes: unknown[] = []

@@ -5,8 +5,9 @@ import { rejected } from '../lifecycle/outcome.js'
 import { settleUnit } from '../lifecycle/settle-unit.js'
 import type { Hold, Settlement } from '../lifecycle/settle.js'
 import type { BatchSource } from '../sources/source.js'
-import { answerBatch, reportBatch, resultOf, type AnswerForm } from './answer.js'
-import { primaryOf, type RecordState } from './state.js'
+import { answerBatch, reportBatch, type AnswerForm } from './answer.js'
+import type { RecordState } from './state.js'
+import { Followers } from './follow.js'
 import { Bound, forEachBounded } from '../bounded.js'
 
 /** How a batch may use the store and run its records (the middleware's options). */
@@ -55,8 +56,8 @@ export class Batch {
    * signal itself, which Middy 5 and 6 share between every invocation of the process (see `watch`).
    */
   private readonly deadline = new AbortController()
-  /** Copies waiting for their original to end (see `follow`). */
-  private readonly endings = new Map<RecordState, Array<() => void>>()
+  /** Copies waiting, in their group's order, for their original in another group to end. */
+  readonly followers = new Followers()
   private startedBy?: 'perRecord'
   /** The batch's settlements in flight, within the store's bound whoever starts them. */
   private readonly storeRequests: Bound
@@ -124,48 +125,17 @@ export class Batch {
     const error = new IdempotencyHeldBackError(why === 'closed' ? 'the invocation timed out before it started' : 'an earlier record of its ordering group failed',
       { key: state.unit?.key, ...(state.group === undefined ? {} : { group: state.group }) })
     if (state.outcome?.kind === 'copy') {
-      // A copy waiting in its group's order (see `follow`) that its group never reached: it did not take its original's result.
+      // A copy following its original (see follow.ts) that its group never reached: it did not take its original's result.
       state.outcome = { kind: 'rejected', error }
       return rejected(error)
     }
     if (why === 'closed') {
       if (state.phase === 'handed') state.phase = 'not-started'
-      this.ended(state)
+      this.followers.ended(state)
     } else {
       await this.settle(state, rejected(error))
     }
     return rejected(error)
-  }
-
-  /**
-   * A copy of a record of another ordering group, in its own group's order: waits for its original
-   * to end (settled, or never started) and tells whether it succeeded, so that its group goes on
-   * or stops behind it as if the copy had run. Never waits for anything but an earlier record of
-   * the batch (see claim-batch.ts), so no two records wait for each other.
-   */
-  async follow (copy: RecordState): Promise<boolean> {
-    const original = primaryOf(copy)
-    if (original.phase !== 'settled' && original.phase !== 'not-started') {
-      await new Promise<void>((resolve) => {
-        const waiting = this.endings.get(original) ?? []
-        waiting.push(resolve)
-        this.endings.set(original, waiting)
-      })
-    }
-    return resultOf(copy).status === 'fulfilled'
-  }
-
-  /** The copies following `state` go on (it is settled, or will not start). */
-  private ended (state: RecordState): void {
-    const waiting = this.endings.get(state)
-    if (waiting === undefined) return
-    this.endings.delete(state)
-    for (const wake of waiting) wake()
-  }
-
-  /** The copies `perRecord` runs in their group's order, waiting for an original in another group that runs in this batch. */
-  followsInOrder (state: RecordState): boolean {
-    return state.group !== undefined && state.outcome?.kind === 'copy' && primaryOf(state).outcome?.kind === 'run' && primaryOf(state).group !== state.group
   }
 
   /**
@@ -199,7 +169,7 @@ export class Batch {
     // A hand-written handler's records started when it was handed them.
     state.durationMs = this.config.now() - (state.startedMs ?? this.decidedMs ?? this.lease.nowMs)
     state.phase = 'settled'
-    this.ended(state)
+    this.followers.ended(state)
   }
 
   /** Records the handler was given and nobody has settled yet. */
