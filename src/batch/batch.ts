@@ -1,6 +1,6 @@
 import { IdempotencyConfigError, IdempotencyHeldBackError } from '../errors.js'
 import type { LifecycleConfig, Unit } from '../lifecycle/config.js'
-import { deadlineWithin, type Lease } from '../lifecycle/lease.js'
+import { deadlineWithin, remainingMs, type Lease } from '../lifecycle/lease.js'
 import { rejected } from '../lifecycle/outcome.js'
 import { settleUnit } from '../lifecycle/settle-unit.js'
 import type { Hold, Settlement } from '../lifecycle/settle.js'
@@ -30,9 +30,6 @@ export interface BatchLimits {
  * may have taken effect. `answered`: `after` or `onError` has answered; nothing changes any more.
  */
 export type BatchStage = 'open' | 'closed' | 'timed-out' | 'answered'
-
-/** The batches listening to each of Middy's signals (see `watch`). */
-const listeners = new WeakMap<AbortSignal, Set<Batch>>()
 
 /**
  * One batch, from claim to answer (docs/architecture.md: the batch flow). It alone moves its
@@ -237,23 +234,20 @@ export class Batch {
 
   /**
    * Middy aborts its signal when the early timeout fires, before the middleware's hooks run.
-   * Middy 5 and 6 share one signal between the invocations of a process: when several batches
-   * listen to it, only those whose own deadline has come take the abort as theirs.
+   * Middy 5 and 6 share one signal between every invocation of a process (Lambda Managed
+   * Instances run several at once), and the one that timed out may be any of them, listening or
+   * not (its handler had not reached `perRecord` yet). So only a batch whose own deadline is near
+   * takes the abort as its own at once; any other is closed by its own invocation's hooks
+   * (`closeOnTimeout`), a few microtasks later, when the timeout was its own.
    */
   private watch (signal: AbortSignal): () => void {
-    const listening = listeners.get(signal) ?? new Set<Batch>()
-    listeners.set(signal, listening)
-    listening.add(this)
     const onAbort = (): void => {
-      if (listening.size > 1 && !deadlineWithin(this.context, this.limits.timeoutMarginMs)) return
-      this.close(true, signal.reason)
+      // Without a Lambda context (a local run) there is no deadline to judge by, nor another invocation.
+      if (remainingMs(this.context) === undefined || deadlineWithin(this.context, this.limits.timeoutMarginMs)) this.close(true, signal.reason)
     }
     if (signal.aborted) onAbort()
     else signal.addEventListener('abort', onAbort, { once: true })
-    return () => {
-      signal.removeEventListener('abort', onAbort)
-      listening.delete(this)
-    }
+    return () => { signal.removeEventListener('abort', onAbort) }
   }
 }
 

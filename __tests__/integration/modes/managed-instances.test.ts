@@ -63,6 +63,34 @@ describe.each(batchMiddyVersions)('one handler instance serving concurrent invoc
     expect([...statuses.values()].sort()).toEqual(['COMPLETED', 'COMPLETED', 'IN_PROGRESS'])
   })
 
+  test('an invocation times out before its handler reached perRecord: the one batch perRecord is running for another invocation is not closed, its records never see an abort', async () => {
+    const namespace = `managed-${Math.random().toString(36).slice(2, 10)}`
+    const othersStarted = deferred()
+    const shortAnswered = deferred()
+    const abortedInLong: boolean[] = []
+    const inner = perRecord<SQSEvent>(async (_record, { signal }) => {
+      othersStarted.resolve()
+      await shortAnswered.promise
+      abortedInLong.push(signal.aborted)
+    })
+    const never = new Promise<never>(() => {})
+    const handler = middy<SQSEvent>({ timeoutEarlyInMillis: 1000 })
+      .use(sqsPartialBatchFailure({ logger: false as never }))
+      .use(idempotency({ store: table.store, namespace, logger: recordingLogger() }))
+      // The short invocation's handler is still loading something when its time is up.
+      .handler(async (event, context, options) => JSON.parse(event.Records[0]?.body ?? '{}').loading === true ? await never : await inner(event, context, options))
+    const invoke = handler as unknown as Invoke
+    const long = invoke(sqsEvent([sqsRecord({ n: 1 }), sqsRecord({ n: 2 })]), lambdaContext(30_000))
+    await othersStarted.promise
+    const deadline = Date.now() + 1500
+    const short = [sqsRecord({ loading: true })]
+    expect(failedIds(await invoke(sqsEvent(short), lambdaContext(() => deadline - Date.now())).catch((error: unknown) => error))).toEqual([short[0]?.messageId])
+    shortAnswered.resolve()
+    expect(failedIds(await long)).toEqual([])
+    expect(abortedInLong).toEqual([false, false])
+    expect([...(await statusesOf(namespace)).values()].sort()).toEqual(['COMPLETED', 'COMPLETED', 'IN_PROGRESS'])
+  })
+
   test('batches overlapping in keys, one timing out while the other finishes: each key runs once, the overlap is refused as in progress, the timed-out record keeps its lease, the rest complete', async () => {
     const bAnswered = deferred()
     const aStarted = deferred()
