@@ -1,6 +1,7 @@
 import { defaultEventKey, defaultEventPayload, runsUnprotected, type CallerOf } from './adapters/http.js'
 import { wholeEventAdapter } from './adapters/whole-event.js'
 import { batchAdapter } from './batch/batch-adapter.js'
+import { noteMiddleware } from './batch/handler-kind.js'
 import { sourceByMode, sourceOf } from './sources/index.js'
 import type { BatchSource } from './sources/source.js'
 import type { Adapter, MiddyRequest } from './adapters/adapter.js'
@@ -50,6 +51,7 @@ export interface IdempotencyMiddleware {
  */
 export const idempotency = <TEvent = any>(options: IdempotencyOptions<TEvent>): IdempotencyMiddleware => {
   const resolved = resolveOptions(options)
+  const handler = noteMiddleware()
   const config: LifecycleConfig = {
     store: resolved.store,
     expiresAfterSeconds: resolved.expiresAfterSeconds,
@@ -75,7 +77,7 @@ export const idempotency = <TEvent = any>(options: IdempotencyOptions<TEvent>): 
     let adapter = batchAdapters.get(source)
     if (adapter === undefined) {
       const keyName = typeof source.defaults.key === 'string' ? `key path "${source.defaults.key}"` : 'the default key'
-      adapter = batchAdapter(config, source, selection(source.defaults, keyName, source.encoded), { concurrency: resolved.concurrency, recordConcurrency: options.concurrency ?? defaults.concurrency, timeoutMarginMs: resolved.timeoutMarginMs })
+      adapter = batchAdapter(config, source, selection(source.defaults, keyName, source.encoded), { concurrency: resolved.concurrency, recordConcurrency: options.concurrency ?? defaults.concurrency, timeoutMarginMs: resolved.timeoutMarginMs }, handler)
       batchAdapters.set(source, adapter)
     }
     return adapter

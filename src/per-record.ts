@@ -2,9 +2,12 @@ import type { Context } from 'aws-lambda'
 import { IdempotencyConfigError, IdempotencyHeldBackError } from './errors.js'
 import { readableByLambda } from './batch/answer.js'
 import type { Batch } from './batch/batch.js'
+import type { RecordState } from './batch/state.js'
+import { Followers } from './batch/follow.js'
 import { defaultKeyOf } from './batch/claim-batch.js'
 import { batchFor } from './batch/handover.js'
 import { schedule } from './batch/schedule.js'
+import { notePerRecord } from './batch/handler-kind.js'
 import { fulfilled, rejected } from './lifecycle/outcome.js'
 import { queueTransact } from './lifecycle/transact.js'
 import { refuseUnknownOptions } from './unknown-options.js'
@@ -58,6 +61,7 @@ export function perRecord<TRecord, TResult> (
   if (concurrency !== undefined && !(Number.isSafeInteger(concurrency) && concurrency > 0)) {
     throw new IdempotencyConfigError('perRecord: concurrency must be a positive integer')
   }
+  notePerRecord()
   return async (event, context, middyOptions) => {
     const batch = batchFor(event, context)
     const source = batch?.source ?? sourceOf(event)
@@ -83,17 +87,35 @@ interface Run { context: Context, signal: AbortSignal, concurrency: number }
 /** With `idempotency` in the stack: each record is settled in the store as soon as its work ends. */
 const runBatch = async <TRecord>(batch: Batch, records: TRecord[], fn: (record: TRecord, tools: RecordTools) => unknown, run: Run): Promise<Array<PromiseSettledResult<unknown>>> => {
   const stop = batch.start(run.signal)
+  // Each record is given its own invocation's signal, not Middy's (shared by every invocation of a Middy 5 or 6 process).
+  run = { ...run, signal: batch.signal }
   const results: Array<PromiseSettledResult<unknown>> = new Array(records.length)
-  const items = batch.run.map((state, index) => ({ state, index, record: records[index] as TRecord, ...(state.group === undefined ? {} : { group: state.group }) }))
+  // The records to run, and, in their group's order, the copies of a record of another group
+  // that runs here: a copy waits for its original, and its group behind it (follow.ts).
+  const handedAt = new Map(batch.run.map((state, index) => [state, index]))
+  const items = batch.records.flatMap((state): Array<{ state: RecordState, index?: number, record?: TRecord, group?: string }> => {
+    const index = handedAt.get(state)
+    const group = state.group === undefined ? {} : { group: state.group }
+    if (index !== undefined) return [{ state, index, record: records[index] as TRecord, ...group }]
+    return Followers.follows(state) ? [{ state, ...group }] : []
+  })
   try {
     await schedule(items, run.concurrency, {
       closed: () => batch.closed,
-      skip: async ({ state, index }, why) => { results[index] = await batch.skip(state, why) },
+      skip: async ({ state, index }, why) => {
+        const result = await batch.skip(state, why)
+        if (index !== undefined) results[index] = result
+      },
       run: async ({ state, index, record }, free) => {
+        if (index === undefined) {
+          // A copy does no work: it holds no place while it waits.
+          free()
+          return await batch.followers.follow(state)
+        }
         batch.begin(state)
         const writes: unknown[] = []
         const key = state.unit?.key
-        const outcome = await attempt(fn, record, toolsOf(run, queueTransact(batch.config, key, writes, () => state.phase === 'running'), () => key ?? noKey()))
+        const outcome = await attempt(fn, record as TRecord, toolsOf(run, queueTransact(batch.config, key, writes, () => state.phase === 'running'), () => key ?? noKey()))
         // The work is over: its slot goes to the next record once this one's write has its turn
         // at the store (at once while the store has room, so that the writes of records that end
         // together share round trips; never before, so finished work never piles up unwritten).

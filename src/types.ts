@@ -322,7 +322,10 @@ export interface OutcomeReport {
 export interface RecordTools<TWrite = TransactItem> {
   /** The Lambda context of the invocation. */
   context: Context
-  /** Middy's signal: aborts when its early timeout fires. Pass it on to `fetch` and the SDK. */
+  /**
+   * Aborts when Middy's early timeout fires for this invocation (never for another invocation the
+   * same process serves at once). Pass it on to `fetch` and the SDK.
+   */
   signal: AbortSignal
   /**
    * The record's stored idempotency key (its namespace and a hash of what identifies it): pass it

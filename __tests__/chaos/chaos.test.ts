@@ -19,9 +19,10 @@ const replay = process.env.CHAOS_SEED
 // resumed from their lowest reported offset), and RedisStore
 // on a server killed and restarted during the run: with AOF `always` (every invariant, as on
 // DynamoDB) and without persistence (what it forgets, explained; nothing lost). Each Redis run
-// starts its own redis-server: about a second each.
+// starts its own redis-server: about a second each. And Lambda Managed Instances: one stack per
+// process serving up to 4 invocations at once.
 const runsOf: Array<[Profile, number]> = replay === undefined || replay === ''
-  ? [['standard', 1], ['standard', 2], ['standard', 4], ['standard', 6], ['standard', 9], ['transact', 3], ['transact-only', 6], ['stream', 2], ['kafka', 2], ['kafka', 3], ['promises', 5], ['redis-always', 2], ['redis-none', 1]]
+  ? [['standard', 1], ['standard', 2], ['standard', 4], ['standard', 6], ['standard', 9], ['transact', 3], ['transact-only', 6], ['stream', 2], ['kafka', 2], ['kafka', 3], ['promises', 5], ['redis-always', 2], ['redis-none', 1], ['managed', 2]]
   : [[(process.env.CHAOS_PROFILE ?? 'standard') as Profile, Number(replay)]]
 const PAYMENTS = 150
 

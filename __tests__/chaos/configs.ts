@@ -167,6 +167,24 @@ const redisConfigFor = (persistence: RedisPersistence) => (seed: number, payment
   redis: { persistence, restarts: 1 + (seed % 3) }
 })
 
+/**
+ * Managed (Lambda Managed Instances): each process's one Middy stack (one middleware, its local
+ * cache, one `perRecord`) serves 2 to 4 invocations at once, with contention's duplicates and
+ * slow handlers so that concurrent invocations of one process meet the same keys, and time out
+ * while their neighbours finish.
+ */
+export const managedConfigFor = (seed: number, payments: number, endpoint: string): ChaosConfig => {
+  const invocationsPerProcess = 2 + (seed % 3)
+  return configFor(seed, payments, endpoint, {
+    profile: 'managed',
+    consumers: 2 * invocationsPerProcess,
+    invocationsPerProcess,
+    localCacheSize: 100,
+    duplicateWithinMs: 30_000,
+    rates: { ...defaultRates, producerDuplicate: 0.4, slow: 0.25 }
+  })
+}
+
 export const profiles = {
   standard: configFor,
   promises: promisesConfigFor,
@@ -177,6 +195,7 @@ export const profiles = {
   kafka: kafkaConfigFor,
   'redis-none': redisConfigFor('none'),
   'redis-everysec': redisConfigFor('everysec'),
-  'redis-always': redisConfigFor('always')
+  'redis-always': redisConfigFor('always'),
+  managed: managedConfigFor
 } as const
 export type Profile = keyof typeof profiles

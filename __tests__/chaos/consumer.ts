@@ -10,6 +10,7 @@ import { sqsPartialBatchFailure } from '../support/middy.js'
 import { lambdaContext } from '../support/sqs.js'
 import { faultyStore, type FaultCounters, type FaultSettings } from './store-faults.js'
 import type { Invocation } from './invocation.js'
+import type { ManagedProcess } from './managed-process.js'
 import type { ChaosConfig } from './scenario.js'
 import type { VirtualClock } from './virtual-clock.js'
 
@@ -90,6 +91,8 @@ export interface ConsumerSetup<R> {
   shape: RecordShape<R>
   /** `promises`: the handler returns `event.Records.map(async …)` (no `Promise.allSettled`). */
   handler?: 'perRecord' | 'promises'
+  /** The managed profile: this environment is one slot of a process whose one stack serves several invocations at once. */
+  process?: ManagedProcess<R>
 }
 
 /**
@@ -107,6 +110,8 @@ export class Consumer<R = SQSRecord> {
   #running: readonly R[] = []
   /** Record functions of the current invocation still working. */
   #busy = 0
+  /** This environment as a slot of its shared process (the managed profile). */
+  #slot?: Parameters<ManagedProcess<R>['join']>[0]
 
   constructor (setup: ConsumerSetup<R>) {
     this.id = setup.id
@@ -116,7 +121,13 @@ export class Consumer<R = SQSRecord> {
   }
 
   coldStart (): void {
-    const { middy, options, clock, connection, shape } = this.#setup
+    const { middy, options, clock, connection, shape, process } = this.#setup
+    if (process !== undefined) {
+      const current = (): Invocation | undefined => this.current
+      this.#slot ??= { get current () { return current() }, work: { batch: async (...args) => await this.#batch(...args), record: async (record, tools) => await this.#record(record, tools) } }
+      this.#handler = process.join(this.#slot)
+      return
+    }
     const store = faultyStore(connection.store(), () => this.current, this.#setup.faults, this.#setup.counters)
     const records = perRecord(async (record: R, tools: RecordTools) => await this.#record(record, tools))
     // timeoutEarlyInMillis 0: Middy's early timeout is a real-time timer, and Lambda's deadline is

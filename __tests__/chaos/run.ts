@@ -4,7 +4,7 @@
  * non-zero when an invariant breaks.
  *
  *   npm run chaos                                         # standard seeds 1..24, contention 1..8, transact 1..8,
- *                                                         # transact-only 1..8, stream 1..8, kafka 1..8, promises 1..8, 400 payments each,
+ *                                                         # transact-only 1..8, stream 1..8, kafka 1..8, promises 1..8, managed 1..8, 400 payments each,
  *                                                         # and seeds 1..4 of each Redis profile (redis-none, redis-everysec, redis-always)
  *   CHAOS_SEED=17 npm run chaos                           # replay one seed (profile standard)
  *   CHAOS_SEED=5 CHAOS_PROFILE=contention npm run chaos   # replay one contention seed
@@ -14,6 +14,7 @@
  *   CHAOS_SEEDS=100 CHAOS_CONTENTION_SEEDS=20 CHAOS_TRANSACT_SEEDS=20 CHAOS_TRANSACT_ONLY_SEEDS=20 CHAOS_STREAM_SEEDS=20 CHAOS_KAFKA_SEEDS=20 CHAOS_PAYMENTS=1000 npm run chaos
  *   CHAOS_SEEDS=0 CHAOS_CONTENTION_SEEDS=0 CHAOS_TRANSACT_SEEDS=0 CHAOS_TRANSACT_ONLY_SEEDS=0 CHAOS_STREAM_SEEDS=0 CHAOS_KAFKA_SEEDS=0 CHAOS_PROMISES_SEEDS=0 npm run chaos
  *                                                         # the Redis profiles only (CHAOS_REDIS_SEEDS each; no DynamoDB Local)
+ *   CHAOS_SEED=2 CHAOS_PROFILE=managed npm run chaos      # replay one Managed Instances seed (several invocations per process)
  *   CHAOS_PROFILES=kafka npm run chaos                    # only the profiles named (comma-separated), at their usual seed counts
  *
  * Each Redis run starts its own redis-server (and restarts it); DynamoDB Local is started only when a DynamoDB run is planned.
@@ -53,6 +54,7 @@ const plan = (): Array<[Profile, number]> => {
     ...seedsOf(numberFrom('CHAOS_STREAM_SEEDS', 8)).map((seed): [Profile, number] => ['stream', seed]),
     ...seedsOf(numberFrom('CHAOS_KAFKA_SEEDS', 8)).map((seed): [Profile, number] => ['kafka', seed]),
     ...seedsOf(numberFrom('CHAOS_PROMISES_SEEDS', 8)).map((seed): [Profile, number] => ['promises', seed]),
+    ...seedsOf(numberFrom('CHAOS_MANAGED_SEEDS', 8)).map((seed): [Profile, number] => ['managed', seed]),
     ...(['redis-none', 'redis-everysec', 'redis-always'] as const).flatMap((profile) => seedsOf(numberFrom('CHAOS_REDIS_SEEDS', 4)).map((seed): [Profile, number] => [profile, seed]))
   ]
   return only.length === 0 ? all : all.filter(([profile]) => only.includes(profile))

@@ -3,6 +3,7 @@ import type { SQSRecord } from 'aws-lambda'
 import { freshTable } from '../support/dynamodb.js'
 import { audit, type ChaosReport, type Delivered } from './audit.js'
 import { Consumer, dynamoDBConnection, idempotencyOptions, sqsShape, type StoreConnection } from './consumer.js'
+import { sharedProcesses } from './managed-process.js'
 import { newFaultCounters } from './store-faults.js'
 import type { Rates } from './fates.js'
 import type { CrashPhase } from './invocation.js'
@@ -63,6 +64,8 @@ export interface ChaosConfig {
    */
   store?: 'dynamodb' | 'redis'
   redis?: RedisSettings
+  /** The managed profile: each process's one stack serves this many invocations at once (Lambda Managed Instances); 1 by default. */
+  invocationsPerProcess?: number
 }
 
 export interface RunStats {
@@ -162,9 +165,13 @@ export const runChaos = async (config: ChaosConfig): Promise<ChaosReport> => {
     connections.push(site === undefined ? dynamoDBConnection(config.endpoint, (table as NonNullable<typeof table>).tableName, config.sdkMaxAttempts) : await site.connection())
   }
   const skews = streamFor(seed, 'skew')
+  // Unclaimed records (transact-only) may settle without a request: the slow record waits for quiet instead.
+  const shape = sqsShape(config.effects === 'transact-only' || config.handler === 'promises' ? 'idle' : 'settled')
+  const offsets = connections.map(() => skews.int(-config.maxSkewMs, config.maxSkewMs))
+  const processes = sharedProcesses(config, connections, offsets, { clock, options, counters, shape })
   const consumers = connections.map((connection, i) => new Consumer({
     id: `consumer-${i + 1}`,
-    offsetMs: skews.int(-config.maxSkewMs, config.maxSkewMs),
+    offsetMs: processes[i]?.offsetMs ?? offsets[i] as number,
     clock,
     connection,
     middy: config.middy,
@@ -172,9 +179,9 @@ export const runChaos = async (config: ChaosConfig): Promise<ChaosReport> => {
     faults: { seed, rate: rates.storeFault },
     counters,
     charge,
-    // Unclaimed records (transact-only) may settle without a request: the slow record waits for quiet instead.
-    shape: sqsShape(config.effects === 'transact-only' || config.handler === 'promises' ? 'idle' : 'settled'),
-    handler: config.handler ?? 'perRecord'
+    shape,
+    handler: config.handler ?? 'perRecord',
+    ...(processes[i] === undefined ? {} : { process: processes[i] })
   }))
 
   let nextSend = 0

@@ -12,6 +12,7 @@ import { readAnswer } from './answer.js'
 import { Batch, type BatchLimits } from './batch.js'
 import { claimBatch, prepareRecords } from './claim-batch.js'
 import { handOver, takeBack } from './handover.js'
+import type { HandlerKind } from './handler-kind.js'
 
 /**
  * The Middy hooks of one batch source (docs/architecture.md: the batch flow). `before` claims every record and hands
@@ -19,7 +20,7 @@ import { handOver, takeBack } from './handover.js'
  * (`perRecord`) or, for a hand-written handler, in `after`; `after` and `onError` restore the
  * delivered event and answer index-aligned with it.
  */
-export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selection: Selection, limits: BatchLimits): Adapter => {
+export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selection: Selection, limits: BatchLimits, handler: HandlerKind): Adapter => {
   const batches = new WeakMap<MiddyRequest, Batch>()
 
   const before = async (request: MiddyRequest): Promise<unknown> => {
@@ -38,7 +39,7 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
     const batch = new Batch(source, config, limits, event, records, lease, request.context)
     // Registered before claiming, so that onError can release whatever was claimed should anything below throw.
     batches.set(request, batch)
-    await claimBatch(config, source, limits.concurrency, records, lease)
+    await claimBatch(config, source, limits.concurrency, records, lease, handler.perRecord)
     batch.hand(records.filter((s) => s.outcome?.kind === 'run'))
     // A tumbling window's handler runs even with no record to run: it carries the window's
     // state, and its final invocation (often with no records) is where the window is processed.
@@ -54,15 +55,8 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
     return undefined
   }
 
-  /**
-   * Whether this middleware's handler is `perRecord`, learned from the batches it served: then
-   * a batch it never scheduled never started a record, whoever read the records (a validator).
-   */
-  let handlerIsPerRecord = false
-
   const after = async (request: MiddyRequest): Promise<void> => {
     const batch = batches.get(request)
-    if (batch?.scheduled === true) handlerIsPerRecord = true
     if (batch === undefined || batch.answered) return
     request.event = batch.event
     if (config.transactOnly === true && !batch.scheduled) {
@@ -121,8 +115,9 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
         return answer(request, batch, 'native')
       }
     } else {
-      if (batch.scheduled) handlerIsPerRecord = true
-      await batch.closeOnError(originalError(request), handlerIsPerRecord)
+      // With `perRecord` as the handler, a batch it was never called with never started a
+      // record, whoever read the records (a validator): see handler-kind.ts.
+      await batch.closeOnError(originalError(request), handler.perRecord)
     }
     // A middleware inside ours answered the error (a misordered batch middleware, built on
     // the records the handler saw): the answer must cover every delivered record.

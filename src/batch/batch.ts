@@ -1,12 +1,13 @@
 import { IdempotencyConfigError, IdempotencyHeldBackError } from '../errors.js'
 import type { LifecycleConfig, Unit } from '../lifecycle/config.js'
-import { deadlineWithin, type Lease } from '../lifecycle/lease.js'
+import { deadlineWithin, remainingMs, type Lease } from '../lifecycle/lease.js'
 import { rejected } from '../lifecycle/outcome.js'
 import { settleUnit } from '../lifecycle/settle-unit.js'
 import type { Hold, Settlement } from '../lifecycle/settle.js'
 import type { BatchSource } from '../sources/source.js'
 import { answerBatch, reportBatch, type AnswerForm } from './answer.js'
 import type { RecordState } from './state.js'
+import { Followers } from './follow.js'
 import { Bound, forEachBounded } from '../bounded.js'
 
 /** How a batch may use the store and run its records (the middleware's options). */
@@ -30,9 +31,6 @@ export interface BatchLimits {
  */
 export type BatchStage = 'open' | 'closed' | 'timed-out' | 'answered'
 
-/** The batches listening to each of Middy's signals (see `watch`). */
-const listeners = new WeakMap<AbortSignal, Set<Batch>>()
-
 /**
  * One batch, from claim to answer (docs/architecture.md: the batch flow). It alone moves its
  * records and itself from one stage to the next: `perRecord` starts it and settles each record
@@ -50,6 +48,13 @@ export class Batch {
   /** When the claims were decided (epoch ms): the records that did not run took this long from `lease.nowMs`. */
   decidedMs?: number
   private stage: BatchStage = 'open'
+  /**
+   * Aborts when this batch's own deadline comes: the `signal` each record is given. Never Middy's
+   * signal itself, which Middy 5 and 6 share between every invocation of the process (see `watch`).
+   */
+  private readonly deadline = new AbortController()
+  /** Copies waiting, in their group's order, for their original in another group to end. */
+  readonly followers = new Followers()
   private startedBy?: 'perRecord'
   /** The batch's settlements in flight, within the store's bound whoever starts them. */
   private readonly storeRequests: Bound
@@ -91,6 +96,9 @@ export class Batch {
     return this.watch(signal)
   }
 
+  /** What a record's work is given as `signal`: aborted when this batch's own deadline comes, never another invocation's. */
+  get signal (): AbortSignal { return this.deadline.signal }
+
   /** A record's work starts. */
   begin (state: RecordState): void {
     state.phase = 'running'
@@ -98,10 +106,12 @@ export class Batch {
   }
 
   /** No record starts any more. `timedOut`: because the deadline came. */
-  close (timedOut: boolean): void {
+  close (timedOut: boolean, reason?: unknown): void {
     if (this.stage === 'answered') return
-    if (timedOut) this.stage = 'timed-out'
-    else if (this.stage === 'open') this.stage = 'closed'
+    if (timedOut) {
+      this.stage = 'timed-out'
+      if (!this.deadline.signal.aborted) this.deadline.abort(reason)
+    } else if (this.stage === 'open') this.stage = 'closed'
   }
 
   /**
@@ -111,8 +121,14 @@ export class Batch {
   async skip (state: RecordState, why: 'held-back' | 'closed'): Promise<PromiseRejectedResult> {
     const error = new IdempotencyHeldBackError(why === 'closed' ? 'the invocation timed out before it started' : 'an earlier record of its ordering group failed',
       { key: state.unit?.key, ...(state.group === undefined ? {} : { group: state.group }) })
+    if (state.outcome?.kind === 'copy') {
+      // A copy following its original (see follow.ts) that its group never reached: it did not take its original's result.
+      state.outcome = { kind: 'rejected', error }
+      return rejected(error)
+    }
     if (why === 'closed') {
       if (state.phase === 'handed') state.phase = 'not-started'
+      this.followers.ended(state)
     } else {
       await this.settle(state, rejected(error))
     }
@@ -150,6 +166,7 @@ export class Batch {
     // A hand-written handler's records started when it was handed them.
     state.durationMs = this.config.now() - (state.startedMs ?? this.decidedMs ?? this.lease.nowMs)
     state.phase = 'settled'
+    this.followers.ended(state)
   }
 
   /** Records the handler was given and nobody has settled yet. */
@@ -183,7 +200,7 @@ export class Batch {
    * The handler or a middleware inside ours failed with `error`, before the deadline. Nothing
    * can have run a record that nobody read (a middleware failed in `before`), nor, with
    * `perRecord`, one it did not start: those are released whatever `onFailure` says.
-   * `perRecordHandler`: this middleware's handler is known to be `perRecord` (see the adapter).
+   * `perRecordHandler`: this middleware's handler is known to be `perRecord` (see handler-kind.ts).
    */
   async closeOnError (error: unknown, perRecordHandler: boolean): Promise<void> {
     this.close(false)
@@ -217,23 +234,20 @@ export class Batch {
 
   /**
    * Middy aborts its signal when the early timeout fires, before the middleware's hooks run.
-   * Middy 5 and 6 share one signal between the invocations of a process: when several batches
-   * listen to it, only those whose own deadline has come take the abort as theirs.
+   * Middy 5 and 6 share one signal between every invocation of a process (Lambda Managed
+   * Instances run several at once), and the one that timed out may be any of them, listening or
+   * not (its handler had not reached `perRecord` yet). So only a batch whose own deadline is near
+   * takes the abort as its own at once; any other is closed by its own invocation's hooks
+   * (`closeOnTimeout`), a few microtasks later, when the timeout was its own.
    */
   private watch (signal: AbortSignal): () => void {
-    const listening = listeners.get(signal) ?? new Set<Batch>()
-    listeners.set(signal, listening)
-    listening.add(this)
     const onAbort = (): void => {
-      if (listening.size > 1 && !deadlineWithin(this.context, this.limits.timeoutMarginMs)) return
-      this.close(true)
+      // Without a Lambda context (a local run) there is no deadline to judge by, nor another invocation.
+      if (remainingMs(this.context) === undefined || deadlineWithin(this.context, this.limits.timeoutMarginMs)) this.close(true, signal.reason)
     }
     if (signal.aborted) onAbort()
     else signal.addEventListener('abort', onAbort, { once: true })
-    return () => {
-      signal.removeEventListener('abort', onAbort)
-      listening.delete(this)
-    }
+    return () => { signal.removeEventListener('abort', onAbort) }
   }
 }
 

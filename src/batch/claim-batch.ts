@@ -1,4 +1,4 @@
-import { forEachBounded } from '../bounded.js'
+import { Bound, forEachBounded } from '../bounded.js'
 import { IdempotencyConfigError, IdempotencyHeldBackError, IdempotencyKeyError, IdempotencyPayloadMismatchError } from '../errors.js'
 import { admit, claim } from '../lifecycle/claim.js'
 import { compileSelector } from '../lifecycle/key.js'
@@ -48,21 +48,23 @@ export const defaultKeyOf = (source: BatchSource, event: unknown, record: unknow
 /**
  * Claims every record of the batch (docs/architecture.md: the batch flow, claim): copies of a key share its first
  * record's fate, probable duplicates are read in bulk first, and in an ordered source a
- * group stops at its first record that cannot run.
+ * group stops at its first record that cannot run. `copiesWait`: the handler is `perRecord`,
+ * which makes a copy in another ordering group than its original wait for the original's
+ * settlement (and its group behind it); any other handler cannot be made to wait, so the rest
+ * of such a copy's group is held back instead.
  */
-export const claimBatch = async (config: LifecycleConfig, source: BatchSource, concurrency: number, states: RecordState[], lease: Lease): Promise<void> => {
+export const claimBatch = async (config: LifecycleConfig, source: BatchSource, concurrency: number, states: RecordState[], lease: Lease, copiesWait = false): Promise<void> => {
   const ordered = states.some((s) => s.group !== undefined)
   const primaries: RecordState[] = []
   const bySlot = new Map<string, RecordState>()
   for (const state of states) {
     if (state.unit === undefined) continue
-    // In an ordered source a copy shares its original's fate only within its own group:
-    // across groups it is claimed on its own (and meets the original's claim), so that each
-    // group keeps its order whatever happens in the other.
-    const slot = ordered ? `${state.group ?? ''}\u0000${state.unit.key}` : state.unit.key
-    const primary = bySlot.get(slot)
+    // The original is the key's first record in batch order, whatever its group: a copy in
+    // another group is not claimed (its claim would only meet the original's, in this very
+    // invocation, and be refused as in progress elsewhere).
+    const primary = bySlot.get(state.unit.key)
     if (primary === undefined) {
-      bySlot.set(slot, state)
+      bySlot.set(state.unit.key, state)
       primaries.push(state)
     } else if (primary.unit?.payloadHash !== state.unit.payloadHash) {
       state.outcome = { kind: 'rejected', error: new IdempotencyPayloadMismatchError(state.unit.key) }
@@ -94,21 +96,54 @@ export const claimBatch = async (config: LifecycleConfig, source: BatchSource, c
     await forEachBounded(probable, concurrency, claimOne)
     return
   }
-  // Ordered (docs/architecture.md: the batch flow, claim): a group is claimed in order and stops at its first record that cannot run.
   standing = await readProbableDuplicates(config, probable, concurrency)
-  await forEachBounded([...groupsOf(states)], concurrency, async ([group, members]) => {
-    let blocker: RecordState | undefined
+  await claimInOrder(source, concurrency, states, claimOne, copiesWait)
+}
+
+/**
+ * Ordered (docs/architecture.md: the batch flow, claim): a group is claimed in order and stops at
+ * its first record that cannot run. A copy of a record of another group waits for that
+ * original's claim to be decided: refused, the copy cannot run either and holds its group back.
+ *
+ * No wait can close a cycle: an original is the first record of its key in batch order, so a copy
+ * waits only for a record earlier in the batch than itself, and a record of a group waits only for
+ * the records of its group before it, earlier in the batch too. Every wait points to an earlier
+ * position of the batch, and the first record waits for nothing. A waiting copy holds none of the
+ * `concurrency` places (they bound the claims, the store's requests, not the groups).
+ */
+const claimInOrder = async (source: BatchSource, concurrency: number, states: RecordState[], claimOne: (state: RecordState) => Promise<void>, copiesWait: boolean): Promise<void> => {
+  const requests = new Bound(concurrency)
+  const decisions = new Map<RecordState, { promise: Promise<void>, resolve: () => void }>()
+  for (const state of states) {
+    if (state.outcome?.kind !== 'copy') continue
+    const of = state.outcome.of
+    if (!decisions.has(of)) {
+      let resolve!: () => void
+      const promise = new Promise<void>((done) => { resolve = done })
+      decisions.set(of, { promise, resolve })
+    }
+  }
+  await Promise.all([...groupsOf(states)].map(async ([group, members]) => {
+    let blocker: { state: RecordState, why: string } | undefined
     for (const state of members) {
       if (blocker !== undefined) {
         if (state.outcome === undefined || state.outcome.kind === 'copy') {
-          state.outcome = { kind: 'rejected', error: new IdempotencyHeldBackError(`an earlier record of ${source.groupName} ${group} (${blocker.id}) could not run`, { key: state.unit?.key, group }) }
+          state.outcome = { kind: 'rejected', error: new IdempotencyHeldBackError(`an earlier record of ${source.groupName} ${group} (${blocker.state.id}) ${blocker.why}`, { key: state.unit?.key, group }) }
         }
+        decisions.get(state)?.resolve()
         continue
       }
-      if (state.outcome === undefined) await claimOne(state)
-      if (state.outcome?.kind === 'rejected') blocker = state
+      if (state.outcome === undefined) await requests.run(async () => { await claimOne(state) })
+      decisions.get(state)?.resolve()
+      if (state.outcome?.kind === 'rejected') blocker = { state, why: 'could not run' }
+      else if (state.outcome?.kind === 'copy' && state.outcome.of.group !== group) {
+        const original = state.outcome.of
+        await decisions.get(original)?.promise
+        if (original.outcome?.kind === 'rejected') blocker = { state, why: 'could not run' }
+        else if (original.outcome?.kind === 'run' && !copiesWait) blocker = { state, why: `waits for its original in another ${source.groupName}, which this handler cannot be made to wait for (use perRecord)` }
+      }
     }
-  })
+  }))
 }
 
 /** The records of each ordering group, in batch order. */

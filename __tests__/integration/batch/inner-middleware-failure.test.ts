@@ -56,6 +56,20 @@ describe.each(batchMiddyVersions)('a middleware after idempotency fails in befor
     expect(await statusesOf(namespace)).toEqual(['COMPLETED'])
   })
 
+  test('a validator that read the records fails the FIRST batch a cold instance serves, in front of perRecord: every record is released, none kept FAILED', async () => {
+    const namespace = `cold-${Math.random().toString(36).slice(2, 10)}`
+    let ran = 0
+    const handler = middy<SQSEvent>()
+      .use(sqsPartialBatchFailure({ logger: false as never }))
+      .use(idempotency({ store: table.store, namespace, onFailure: 'fail', logger: recordingLogger() }))
+      .use(failingValidator((event) => event.Records.length > 0))
+      .handler(perRecord(async () => { ran++ }))
+    const records = [sqsRecord({ n: 1 }), sqsRecord({ n: 2 })]
+    expect(failedIds(await run(handler, records))).toEqual(records.map((r) => r.messageId))
+    expect(ran).toBe(0)
+    expect(await statusesOf(namespace)).toEqual([])
+  })
+
   test('perRecord given other records than ours handed (an inner middleware filtered them) ran them: a later failure keeps them FAILED under \'fail\', never releases them to run again', async () => {
     const namespace = `filtered-${Math.random().toString(36).slice(2, 10)}`
     let ran = 0
@@ -69,13 +83,27 @@ describe.each(batchMiddyVersions)('a middleware after idempotency fails in befor
         after: async () => { if (meddle) throw new Error('response validation failed') }
       })
       .handler(perRecord(async () => { ran++ }))
-    // Warm: this stack has served a batch through perRecord (it knows its handler is perRecord).
+    // A first batch goes through, then the inner middleware meddles.
     await run(handler, [sqsRecord({ n: 0 })])
     meddle = true
     const records = [sqsRecord({ n: 1 }), sqsRecord({ n: 2 })]
     await run(handler, records)
     expect(ran).toBe(2)
     expect((await statusesOf(namespace)).sort()).toEqual(['COMPLETED', 'FAILED', 'FAILED'])
+  })
+
+  test('a hand-written handler built beside a perRecord stack (one module, two handlers) threw after reading the records: still kept FAILED, never taken for perRecord', async () => {
+    const namespace = `bundle-${Math.random().toString(36).slice(2, 10)}`
+    const handWritten = middy<SQSEvent>()
+      .use(sqsPartialBatchFailure({ logger: false as never }))
+      .use(idempotency({ store: table.store, namespace, onFailure: 'fail', logger: recordingLogger() }))
+      .handler(async (event: SQSEvent) => { if (event.Records.length > 0) throw new Error('half done') })
+    middy<SQSEvent>()
+      .use(idempotency({ store: table.store, namespace: `${namespace}-other`, logger: recordingLogger() }))
+      .handler(perRecord(async () => {}))
+    const records = [sqsRecord({ n: 1 })]
+    expect(failedIds(await run(handWritten, records))).toEqual([records[0]?.messageId])
+    expect(await statusesOf(namespace)).toEqual(['FAILED'])
   })
 
   test('the handler itself threw after reading the records: they may have run, and are kept FAILED under \'fail\'', async () => {

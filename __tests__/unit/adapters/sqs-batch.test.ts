@@ -271,7 +271,7 @@ describe('SQS batch with MemoryStore', () => {
     expect(store.records()[0]?.status).toBe('COMPLETED')
   })
 
-  test('FIFO: the same key in two message groups is not shared across groups, so each group keeps its order', async () => {
+  test('FIFO: the same key in two message groups, in progress elsewhere: the copy shares its original\'s refusal and holds its own group back', async () => {
     const store = new MemoryStore()
     const seen: string[] = []
     const handler = middy<SQSEvent>()
