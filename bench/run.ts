@@ -3,7 +3,7 @@
  * idempotency, per SQS record, on one DynamoDB Local started (and stopped) here, and, in the
  * `redis` section, RedisStore against Powertools' cache store on a redis-server started here.
  * See bench/README.md for what is measured and how. Flags: --quick (a few rounds only),
- * --no-memory, --no-bundle, --no-timeout, --no-transact, --no-redis, --no-dynamodb-latency, --only SECTION[,SECTION] (sections:
+ * --first-batch (dynamodb-latency times each handler's first batch, not a warm one), --no-memory, --no-bundle, --no-timeout, --no-transact, --no-redis, --no-dynamodb-latency, --only SECTION[,SECTION] (sections:
  * throughput, dynamodb-latency, timeout, transact, memory, bundle, redis; e.g. `--only dynamodb-latency`). Timing is printed, never asserted.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
@@ -163,7 +163,7 @@ const main = async (): Promise<void> => {
   if (ddb !== undefined) {
     try {
       if (runs('throughput')) rows = await throughput(ddb.endpoint)
-      if (runs('dynamodb-latency')) latency = await dynamodbLatencySection({ endpoint: ddb.endpoint, delayMs: DYNAMODB_DELAY_MS, sizes: SIZES, rounds: LATENCY_ROUNDS, progress })
+      if (runs('dynamodb-latency')) latency = await dynamodbLatencySection({ endpoint: ddb.endpoint, delayMs: DYNAMODB_DELAY_MS, sizes: SIZES, rounds: LATENCY_ROUNDS, warm: !args.has('--first-batch'), progress })
       if (runs('timeout')) {
         progress('timeout in a batch')
         timeouts = await timeoutInABatch(ddb.endpoint, TIMEOUT_ROUNDS)

@@ -21,6 +21,8 @@ import { median } from './stats.js'
 import { contenders, runRound, type Sample } from './throughput.js'
 
 export interface LatencyOptions {
+  /** Each handler takes a batch of one record (untimed) before the timed one, as a warm function has. */
+  warm: boolean
   /** DynamoDB Local's endpoint, straight (tables are created and dropped there, undelayed). */
   endpoint: string
   delayMs: number
@@ -56,7 +58,7 @@ export const dynamodbLatencySection = async (options: LatencyOptions): Promise<L
     const proxiedMs = await requestMs(both[0]?.client as DynamoDBClient)
     progress(`dynamodb-latency: one request ${fmt(directMs, 2)} ms direct, ${fmt(proxiedMs, 2)} ms through the proxy`)
     // Warm-up (not recorded): JIT, and each client's socket pool opened through the proxy.
-    for (const workload of LATENCY_WORKLOADS) for (const contender of both) await runRound(admin, contender, workload, 100)
+    for (const workload of LATENCY_WORKLOADS) for (const contender of both) await runRound(admin, contender, workload, 100, { warm: options.warm })
     const rows: Row[] = []
     for (const size of sizes) {
       for (const workload of LATENCY_WORKLOADS) {
@@ -64,7 +66,7 @@ export const dynamodbLatencySection = async (options: LatencyOptions): Promise<L
         for (let round = 0; round < (rounds[size] ?? 1); round++) {
           // Interleaved A/B, and the order swapped every other round.
           const order = round % 2 === 0 ? both : [...both].reverse()
-          for (const contender of order) samples.get(contender.implementation)?.push(await runRound(admin, contender, workload, size))
+          for (const contender of order) samples.get(contender.implementation)?.push(await runRound(admin, contender, workload, size, { warm: options.warm }))
         }
         for (const contender of both) rows.push(summarise(contender.implementation, workload, size, samples.get(contender.implementation) ?? []))
         progress(`dynamodb-latency: ${workload} × ${size} done`)
@@ -84,13 +86,17 @@ export const dynamodbLatencyReport = (result: LatencyResult): string[] => {
   const time = (impl: string, workload: Workload, size: number): number =>
     rows.find((r) => r.implementation === impl && r.workload === workload && r.size === size)?.medianMs ?? Number.NaN
   return [
-    `## Batches on DynamoDB Local ${options.delayMs} ms away`,
+    `## Batches on DynamoDB Local ${options.delayMs} ms away, ${options.warm ? 'warm handlers' : 'each handler\'s first batch'}`,
     '',
     `DynamoDB Local behind a loopback proxy that holds each request ${options.delayMs} ms (\`BENCH_DYNAMODB_DELAY_MS\`): one request took ` +
     `${fmt(directMs, 2)} ms straight and ${fmt(proxiedMs, 2)} ms through the proxy (median of 30 ListTables, SDK included). ` +
     'Both with their defaults: Powertools\' `processPartialResponse` starts every record at once (`processInParallel: true`: its max in flight, ' +
     'counted where the SDK starts a request, is the batch) and the SDK\'s socket pool (50) queues what is beyond 50 on the wire; ours starts at most 50 ' +
-    '(`concurrency`). DescribeTimeToLive: ours\' one-time table check, once per store (the bench builds a store per round; a function, once per cold start). Rounds interleaved, order swapped each round, fresh tables; ' +
+    '(`concurrency`). ' +
+    (options.warm
+      ? 'Warm handlers: each handler takes an untimed batch of one new record before the timed batch, as a warm function has, so ours\' table check (one DescribeTimeToLive, before a store\'s first claim) is behind it. '
+      : 'First batch: the timed batch is each handler\'s first, as after a cold start; ours\' table check (one DescribeTimeToLive, before a store\'s first claim) is in it. ') +
+    'Rounds interleaved, order swapped each round, fresh tables; ' +
     `rounds per batch size: ${options.sizes.map((s) => `${s}: ${options.rounds[s] ?? 1}`).join(', ')}.`,
     '',
     rowsTable(rows),
