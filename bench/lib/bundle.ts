@@ -34,25 +34,26 @@ const outDir = fileURLToPath(new URL('../results/bundles/', import.meta.url))
 export const bundleHandler = async (handler: Implementation | string, name: string = handler, external: string[] = []): Promise<BundleResult> =>
   await bundleEntry(name, fileURLToPath(new URL(`../handlers/${handler}.ts`, import.meta.url)), external)
 
+/** esbuild's options for a Lambda bundle of `entry`, as users deploy one: `@middy/*` bundled, `@aws-sdk/*` and `external` left out. */
+export const lambdaBuildOptions = (entry: string, external: string[] = []) => ({
+  entryPoints: [entry],
+  bundle: true,
+  minify: true,
+  format: 'esm' as const,
+  platform: 'node' as const,
+  target: 'node20',
+  external: ['@aws-sdk/*', ...external],
+  // The repository's, whose paths resolve `middy-idempotency` to src/: the example app's own
+  // tsconfig.json (the nearest to its files) is for its users, who install the package.
+  tsconfig: fileURLToPath(new URL('../../tsconfig.json', import.meta.url)),
+  logLevel: 'silent' as const
+})
+
 /** Bundles `entry` as `name`.mjs; the metafile says which files ended up in it, and how much of each. */
 export const bundleEntry = async (name: string, entry: string, external: string[] = []): Promise<BundleResult> => {
   mkdirSync(outDir, { recursive: true })
   const file = `${outDir}${name}.mjs`
-  const { metafile } = await build({
-    entryPoints: [entry],
-    metafile: true,
-    outfile: file,
-    bundle: true,
-    minify: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    external: ['@aws-sdk/*', ...external],
-    // The repository's, whose paths resolve `middy-idempotency` to src/: the example app's own
-    // tsconfig.json (the nearest to its files) is for its users, who install the package.
-    tsconfig: fileURLToPath(new URL('../../tsconfig.json', import.meta.url)),
-    logLevel: 'silent'
-  })
+  const { metafile } = await build({ ...lambdaBuildOptions(entry, external), metafile: true, outfile: file })
   const content = readFileSync(file)
   const output = Object.values(metafile.outputs)[0]
   const sources = Object.entries(output?.inputs ?? {}).map(([path, { bytesInOutput }]) => ({ path, bytes: bytesInOutput })).filter((s) => s.bytes > 0)

@@ -1,5 +1,5 @@
 /**
- * A TCP proxy on loopback that gives Redis a network round trip. On loopback redis-server
+ * A TCP proxy on loopback that gives Redis (or DynamoDB Local) a network round trip. On loopback redis-server
  * answers in microseconds, which hides how many round trips a client waits for; through this
  * proxy every chunk a client sends is held `delayMs` before it is passed on, so each round trip
  * costs about that, the same for every client, and a write that carries several commands
@@ -20,7 +20,8 @@
 import { connect, createServer, type Socket } from 'node:net'
 import { performance } from 'node:perf_hooks'
 
-const MAX_CONNECTIONS = 64
+// An SDK client pools up to 50 sockets; the DynamoDB section passes a bound for two of them.
+const MAX_CONNECTIONS = Number(process.argv[4] ?? 64)
 const MAX_QUEUED_BYTES = 16 * 1024 * 1024
 const MAX_LIFETIME_MS = 30 * 60 * 1000
 // A timer may fire a little early (the loop's clock is whole milliseconds): a chunk due within
@@ -29,7 +30,7 @@ const EARLY_MS = 0.25
 
 const targetPort = Number(process.argv[2])
 const delayMs = Number(process.argv[3])
-if (!Number.isInteger(targetPort) || !(delayMs >= 0)) throw new Error('usage: delay-proxy-child <redis port> <delay ms>')
+if (!Number.isInteger(targetPort) || !(delayMs >= 0) || !Number.isInteger(MAX_CONNECTIONS)) throw new Error('usage: delay-proxy-child <target port> <delay ms> [max connections]')
 
 /** What the clients sent, since the proxy started. */
 const counts = { commands: {} as Record<string, number>, writes: 0, roundTrips: 0, bytes: 0 }

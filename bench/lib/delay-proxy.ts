@@ -22,8 +22,9 @@ export interface DelayProxy {
 
 const child = fileURLToPath(new URL('./delay-proxy-child.ts', import.meta.url))
 
-export const startDelayProxy = async (targetPort: number, delayMs: number): Promise<DelayProxy> => {
-  const proc = fork(child, [String(targetPort), String(delayMs)], {
+/** `maxConnections`: the proxy refuses more (64 unless given; the commands it counts are RESP's, meaningless for HTTP). */
+export const startDelayProxy = async (targetPort: number, delayMs: number, maxConnections = 64): Promise<DelayProxy> => {
+  const proc = fork(child, [String(targetPort), String(delayMs), String(maxConnections)], {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     env: { ...process.env, NODE_NO_WARNINGS: '1' }
