@@ -35,6 +35,24 @@ const tableOf = async (client: DynamoDBClient, shape: Shape): Promise<string> =>
   return tableName
 }
 
+/**
+ * A client of its own whose DescribeTimeToLive is awaited: the store looks at the TTL beside its
+ * first claim, not before it, so a test waits for that look (its answer, then the turn in which
+ * the store warns) before it reads the warnings.
+ */
+const lookedAtTtl = (client: DynamoDBClient = localClient()): { client: DynamoDBClient, looked: Promise<void> } => {
+  let done: () => void = () => {}
+  const looked = new Promise<void>((resolve) => { done = resolve })
+  client.middlewareStack.add((next, context) => async (args) => {
+    try {
+      return await next(args)
+    } finally {
+      if ((context as { commandName?: string }).commandName === 'DescribeTimeToLiveCommand') setImmediate(done)
+    }
+  }, { step: 'initialize', priority: 'high', name: 'awaitDescribeTimeToLive' })
+  return { client, looked }
+}
+
 /** The README's consumer over `store`: which records ran, why each failed record failed, what the table holds. */
 const consumer = (client: DynamoDBClient, tableName: string, store: DynamoDBStore) => {
   const ran: string[] = []
@@ -167,27 +185,33 @@ describe('the TTL of the table', () => {
 
   test('TTL disabled: records still protect, and the store warns once that the table grows', async () => {
     const tableName = await tableOf(client, { partition: ['idempotencyKey', 'S'] })
-    const run = consumer(client, tableName, new DynamoDBStore({ tableName, client }))
+    const own = lookedAtTtl()
+    const run = consumer(own.client, tableName, new DynamoDBStore({ tableName, client: own.client }))
     const { records } = await run.invoke()
     await run.invoke(records)
     await run.invoke()
+    await own.looked
     expect(run.ran).toHaveLength(2)
     expect(ttlWarnings()).toEqual([expect.stringMatching(new RegExp(`TTL is not enabled on table ${tableName}: .*never deleted.*Enable TTL on attribute 'expiry'`))])
   })
 
   test('TTL on another attribute: the function runs, nothing of ours is deleted early, and the store warns once naming both attributes', async () => {
     const tableName = await tableOf(client, { partition: ['idempotencyKey', 'S'], ttl: 'inProgressExpiry' })
-    const run = consumer(client, tableName, new DynamoDBStore({ tableName, client }))
+    const own = lookedAtTtl()
+    const run = consumer(own.client, tableName, new DynamoDBStore({ tableName, client: own.client }))
     const { records } = await run.invoke()
     await run.invoke(records)
+    await own.looked
     expect(run.ran).toHaveLength(1)
     expect(ttlWarnings()).toEqual([expect.stringMatching(/TTL of table .* is on attribute inProgressExpiry, not on expiryAttr 'expiry'/)])
   })
 
   test('TTL on expiryAttr: no warning', async () => {
     const tableName = await tableOf(client, { partition: ['idempotencyKey', 'S'], ttl: 'ttl' })
-    const run = consumer(client, tableName, new DynamoDBStore({ tableName, client, expiryAttr: 'ttl' }))
+    const own = lookedAtTtl()
+    const run = consumer(own.client, tableName, new DynamoDBStore({ tableName, client: own.client, expiryAttr: 'ttl' }))
     await run.invoke()
+    await own.looked
     expect(run.ran).toHaveLength(1)
     expect(ttlWarnings()).toEqual([])
   })
@@ -201,8 +225,10 @@ describe('the TTL of the table', () => {
       return await next(args)
     }, { step: 'initialize', name: 'denyDescribeTimeToLive' })
     const tableName = await tableOf(client, { partition: ['idempotencyKey', 'S'] })
+    const { looked } = lookedAtTtl(denied)
     const run = consumer(denied, tableName, new DynamoDBStore({ tableName, client: denied }))
     const { response } = await run.invoke()
+    await looked
     expect(failedIds(response)).toEqual([])
     expect(run.ran).toHaveLength(1)
     expect(ttlWarnings()).toEqual([])

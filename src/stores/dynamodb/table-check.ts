@@ -105,13 +105,14 @@ export const checkTimeToLive = async (client: DynamoDBSender, tableName: string,
 }
 
 /**
- * The checks above, once per store, before its first claim, read or commit (the user's function
- * has not run yet), shared by concurrent invocations. A table that does not fit refuses every
+ * The checks above, once per store, shared by concurrent invocations: the key probe before its
+ * first claim, read or commit (the user's function has not run yet), the TTL look beside it. A table that does not fit refuses every
  * later call without a request; a check that failed for another reason (throttling, network) is
  * tried again by the next call.
  */
 export class TableFit {
   #checked: Promise<void> | undefined
+  #ttl: Promise<void> | undefined
   /** Once the table is known not to fit the settings: DynamoDB's refusal and the words for it. */
   #mismatch: { cause: unknown, why: Promise<string> } | undefined
 
@@ -136,11 +137,9 @@ export class TableFit {
   }
 
   async #check (): Promise<void> {
-    const ttl = checkTimeToLive(this.client, this.tableName, this.names.expiryAttr, (message) => { process.emitWarning(message, { code: 'MIDDY_IDEMPOTENCY_TTL' }) })
-    try {
-      if (this.names.sortKeyAttr !== undefined) await probeKeySchema(this.client, this.tableName, this.keyOf)
-    } finally {
-      await ttl
-    }
+    // The TTL look only warns, so the first claim does not wait for it: a cold start pays no
+    // round trip for it (the key probe, which decides, runs only when sortKeyAttr is set).
+    if (this.#ttl === undefined) this.#ttl = checkTimeToLive(this.client, this.tableName, this.names.expiryAttr, (message) => { process.emitWarning(message, { code: 'MIDDY_IDEMPOTENCY_TTL' }) })
+    if (this.names.sortKeyAttr !== undefined) await probeKeySchema(this.client, this.tableName, this.keyOf)
   }
 }
