@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { IdempotencyConfigError, IdempotencyStoreError, type StoredError, type StoreOperation } from '../../errors.js'
+import { errorText } from '../../error-text.js'
 import { refuseUnknownOptions } from '../../unknown-options.js'
 import type { ClaimRecord, IdempotencyRecord, IdempotencyStore, StoreLimits } from '../store.js'
 import { connect, type RedisClientLike } from './connect.js'
@@ -222,10 +223,10 @@ export class RedisStore implements IdempotencyStore {
 
   #error (operation: StoreOperation, key: string | undefined, error: unknown): IdempotencyStoreError {
     const where = key === undefined ? '' : ` of key ${this.#prefix + key}`
-    const { name = 'Error', message = String(error) } = (error ?? {}) as { name?: string, message?: string }
+    const text = errorText(error)
     // A server older than Redis 6.2 refuses SET's PXAT as a syntax error, which says nothing of why.
-    const hint = /\bsyntax error\b/i.test(message) && operation !== 'read' && operation !== 'release' ? ' (RedisStore needs Redis OSS 6.2 or later, or Valkey: its writes use SET … PXAT)' : ''
-    return new IdempotencyStoreError(operation, `${operation}${where} on Redis (${this.#connection.family}) failed: ${name}: ${message}${hint}`,
+    const hint = /\bsyntax error\b/i.test(text) && operation !== 'read' && operation !== 'release' ? ' (RedisStore needs Redis OSS 6.2 or later, or Valkey: its writes use SET … PXAT)' : ''
+    return new IdempotencyStoreError(operation, `${operation}${where} on Redis (${this.#connection.family}) failed: ${text}${hint}`,
       { ...(key === undefined ? {} : { key }), cause: error })
   }
 }
