@@ -7,7 +7,7 @@ import type { Context } from 'aws-lambda'
 import type { TransactItem } from './stores/dynamodb/types.js'
 import type { IdempotencyStore } from './stores/store.js'
 
-export type { ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, IdempotencyStore, RecordStatus, StoreLimits } from './stores/store.js'
+export type { ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, IdempotencyStore, RecordStatus, StoreCallOptions, StoreLimits } from './stores/store.js'
 // Types only (nothing of the DynamoDB store is loaded): `transact`'s entries with a DynamoDBStore.
 export type { TransactEntry, TransactItem } from './stores/dynamodb/types.js'
 

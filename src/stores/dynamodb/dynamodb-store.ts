@@ -6,7 +6,7 @@ import {
   UpdateItemCommand
 } from '@aws-sdk/client-dynamodb'
 import { IdempotencyConfigError, type IdempotencyStoreError, type StoredError, type StoreOperation } from '../../errors.js'
-import type { ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, IdempotencyStore, StoreLimits } from '../store.js'
+import type { ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, IdempotencyStore, StoreCallOptions, StoreLimits } from '../store.js'
 import { refuseUnknownOptions } from '../../unknown-options.js'
 import { checkTransactItem, commitTransaction } from './commit.js'
 import { storeErrorOf } from './errors.js'
@@ -88,7 +88,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     this.#sortKeyValue = sortKeyValue ?? defaults.sortKeyValue
   }
 
-  async claim (record: ClaimRecord, nowMs: number): Promise<IdempotencyRecord | undefined> {
+  async claim (record: ClaimRecord, nowMs: number, options?: StoreCallOptions): Promise<IdempotencyRecord | undefined> {
     const n = this.#names
     try {
       await this.#client.send(new PutItemCommand({
@@ -102,7 +102,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
           ':inProgress': { S: 'IN_PROGRESS' }
         },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD'
-      }))
+      }), abortable(options))
       return undefined
     } catch (error) {
       if (isConditionFailure(error)) {
@@ -114,7 +114,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     }
   }
 
-  async complete (key: string, leaseToken: string, outcome: { expiry: number, responseData?: string }): Promise<boolean> {
+  async complete (key: string, leaseToken: string, outcome: { expiry: number, responseData?: string }, options?: StoreCallOptions): Promise<boolean> {
     const n = this.#names
     const values: Item = { ':status': { S: 'COMPLETED' }, ':expiry': { N: String(outcome.expiry) } }
     let update = 'SET #status = :status, #expiry = :expiry'
@@ -123,24 +123,24 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
       update += ', #data = :data REMOVE #error'
       values[':data'] = { S: outcome.responseData }
     }
-    return this.#fenced('complete', key, leaseToken, update, { '#data': n.responseDataAttr, '#error': n.errorAttr }, values)
+    return this.#fenced('complete', key, leaseToken, update, { '#data': n.responseDataAttr, '#error': n.errorAttr }, values, options)
   }
 
-  async fail (key: string, leaseToken: string, outcome: { expiry: number, error: StoredError }): Promise<boolean> {
+  async fail (key: string, leaseToken: string, outcome: { expiry: number, error: StoredError }, options?: StoreCallOptions): Promise<boolean> {
     const values: Item = {
       ':status': { S: 'FAILED' },
       ':expiry': { N: String(outcome.expiry) },
       ':error': { M: { name: { S: outcome.error.name }, message: { S: outcome.error.message }, ...(outcome.error.code === undefined ? {} : { code: { S: outcome.error.code } }) } }
     }
     return this.#fenced('fail', key, leaseToken, 'SET #status = :status, #expiry = :expiry, #error = :error REMOVE #data',
-      { '#error': this.#names.errorAttr, '#data': this.#names.responseDataAttr }, values)
+      { '#error': this.#names.errorAttr, '#data': this.#names.responseDataAttr }, values, options)
   }
 
-  async release (key: string, leaseToken: string): Promise<boolean> {
-    return this.#fenced('release', key, leaseToken, undefined, {}, {})
+  async release (key: string, leaseToken: string, options?: StoreCallOptions): Promise<boolean> {
+    return this.#fenced('release', key, leaseToken, undefined, {}, {}, options)
   }
 
-  async read (keys: readonly string[]): Promise<Map<string, IdempotencyRecord>> {
+  async read (keys: readonly string[], options?: StoreCallOptions): Promise<Map<string, IdempotencyRecord>> {
     const found = new Map<string, IdempotencyRecord>()
     // BatchGetItem refuses a request that names a key twice.
     const unique = [...new Set(keys)]
@@ -151,7 +151,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
         const output = await this.#client.send(new BatchGetItemCommand({
           // A claim decision needs the latest write, so reads are strongly consistent.
           RequestItems: { [this.tableName]: { Keys: chunk.map((key) => this.#keyOf(key)), ConsistentRead: true } }
-        }))
+        }), abortable(options))
         // Keys left in UnprocessedKeys are simply not returned: the caller claims them instead.
         for (const item of output.Responses?.[this.tableName] ?? []) {
           const record = this.#fromItem(item)
@@ -164,9 +164,9 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     return found
   }
 
-  async commit (key: string, leaseToken: string, outcome: CommitOutcome, writes: readonly TransactItem[], claim?: { nowMs: number }): Promise<CommitResult> {
+  async commit (key: string, leaseToken: string, outcome: CommitOutcome, writes: readonly TransactItem[], claim?: { nowMs: number }, options?: StoreCallOptions): Promise<CommitResult> {
     try {
-      return await commitTransaction({ client: this.#client, tableName: this.tableName, key: this.#keyOf(key), names: this.#names, fromItem: (item) => this.#fromItem(item) }, leaseToken, outcome, writes, claim)
+      return await commitTransaction({ client: this.#client, tableName: this.tableName, key: this.#keyOf(key), names: this.#names, fromItem: (item) => this.#fromItem(item), ...abortable(options) }, leaseToken, outcome, writes, claim)
     } catch (error) {
       throw this.#storeError('commit', key, error)
     }
@@ -177,7 +177,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
   }
 
   async #fenced (operation: 'complete' | 'fail' | 'release', key: string, leaseToken: string,
-    update: string | undefined, names: Record<string, string>, values: Item): Promise<boolean> {
+    update: string | undefined, names: Record<string, string>, values: Item, options: StoreCallOptions | undefined): Promise<boolean> {
     const n = this.#names
     const common = {
       TableName: this.tableName,
@@ -193,7 +193,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     try {
       await this.#client.send(update === undefined
         ? new DeleteItemCommand(common)
-        : new UpdateItemCommand({ ...common, UpdateExpression: update }))
+        : new UpdateItemCommand({ ...common, UpdateExpression: update }), abortable(options))
       return true
     } catch (error) {
       if (isConditionFailure(error)) return false
@@ -217,6 +217,13 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     return storeErrorOf(this.tableName, this.#names, operation, key, error)
   }
 }
+
+/**
+ * The SDK's options for a call the lifecycle may give up: an aborted request is closed, so a
+ * blackholed endpoint does not keep a socket of the client's pool for the rest of the process.
+ */
+const abortable = (options: StoreCallOptions | undefined): { abortSignal?: AbortSignal } =>
+  options?.signal === undefined ? {} : { abortSignal: options.signal }
 
 const isConditionFailure = (error: unknown): boolean =>
   (error as { name?: string } | undefined)?.name === 'ConditionalCheckFailedException'
