@@ -137,8 +137,10 @@ export interface IdempotencyOptions<TEvent = any> {
   /**
    * How close to the Lambda deadline (in milliseconds) a failure counts as a timeout, whatever
    * error or error status (whole event) the stack made of it. A timed-out unit keeps its lease (its work may still be
-   * running) instead of going through `onFailure`; the lease ends at the deadline anyway. Set it
-   * to at least your Middy `timeoutEarlyInMillis`. [1000]
+   * running) instead of going through `onFailure`; the lease ends at the deadline anyway. Every
+   * store call is also given up this long before the deadline (a store that hangs), so that Lambda
+   * still gets the answer, with the unfinished units failed. Set it to at least your Middy
+   * `timeoutEarlyInMillis`. [1000]
    */
   timeoutMarginMs?: number
   /**

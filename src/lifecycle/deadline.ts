@@ -50,10 +50,11 @@ export const withDeadline = (config: LifecycleConfig, deadline: StoreDeadline | 
  */
 export const withinDeadline = async <T>(config: LifecycleConfig, operation: StoreOperation, key: string, call: (signal?: AbortSignal) => Promise<T>): Promise<T> => {
   if (config.deadline === undefined) return await call()
-  const budget = config.deadline.budgetMs()
   const abort = new AbortController()
   const started = Date.now()
   const pending = call(abort.signal)
+  // Measured once the request is on its way, what is left of the invocation is what it may wait.
+  const budget = config.deadline.budgetMs()
   let timer: NodeJS.Timeout | undefined
   const givenUp = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => {

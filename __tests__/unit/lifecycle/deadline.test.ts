@@ -1,10 +1,14 @@
 import { afterEach, describe, expect, jest, test } from '@jest/globals'
-import { IdempotencyStoreError } from '../../../src/index.js'
+import middy from '@middy/core'
+import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure'
+import type { SQSEvent } from 'aws-lambda'
+import { idempotency, IdempotencyStoreError, perRecord, type ClaimRecord, type StoreCallOptions } from '../../../src/index.js'
 import type { LifecycleConfig } from '../../../src/lifecycle/config.js'
 import { storeDeadline, withDeadline, withinDeadline } from '../../../src/lifecycle/deadline.js'
 import { createLog } from '../../../src/lifecycle/log.js'
 import { MemoryStore } from '../../../src/stores/memory-store.js'
-import { lambdaContext } from '../../support/sqs.js'
+import { deferred } from '../../support/deferred.js'
+import { failedIds, lambdaContext, sqsEvent, sqsRecord } from '../../support/sqs.js'
 
 const config: LifecycleConfig = {
   store: new MemoryStore(), expiresAfterSeconds: 60, onFailure: 'delete', log: createLog(false, 'silent'), now: Date.now, clockSkewMs: 0
@@ -79,5 +83,34 @@ describe('withinDeadline', () => {
     quick.answer('answered')
     expect(await result).toBe('answered')
     expect(quick.signal()).toBeUndefined()
+  })
+})
+
+describe('one middleware, concurrent invocations (Lambda Managed Instances)', () => {
+  /** A MemoryStore whose claims wait for the test: the far invocation's (its lease is long) until opened, the near one's for ever. */
+  class GatedClaims extends MemoryStore {
+    readonly far = deferred<void>()
+    override async claim (record: ClaimRecord, nowMs: number, options?: StoreCallOptions) {
+      await (record.inProgressExpiry - nowMs > 30_000 ? this.far.promise : new Promise<never>(() => {}))
+      return await super.claim(record, nowMs, options)
+    }
+  }
+
+  test('each invocation is bounded by its own deadline: one near its end does not give up the other\'s calls', async () => {
+    const store = new GatedClaims()
+    const handler = middy<SQSEvent>()
+      .use(sqsPartialBatchFailure({ logger: false as never }))
+      .use(idempotency({ store, namespace: 'mi', logger: false, timeoutMarginMs: 1000 }))
+      .handler(perRecord(async () => 'done'))
+    const near = sqsRecord('near')
+    const far = sqsRecord('far')
+    const nearDeadline = Date.now() + 1500
+    const farAnswer = handler(sqsEvent([far]), lambdaContext(60_000))
+    // The near invocation's claim never answers: it is given up at its own deadline less the margin.
+    expect(failedIds(await handler(sqsEvent([near]), lambdaContext(() => nearDeadline - Date.now())))).toEqual([near.messageId])
+    // The far one, waiting on the same store through the same middleware, was not given up with it.
+    store.far.resolve()
+    expect(await farAnswer).toEqual({ batchItemFailures: [] })
+    expect(store.records().map((r) => r.status)).toEqual(['COMPLETED'])
   })
 })
