@@ -2,7 +2,7 @@ import { afterEach, describe, expect, jest, test } from '@jest/globals'
 import middy from '@middy/core'
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure'
 import type { SQSEvent } from 'aws-lambda'
-import { idempotency, IdempotencyStoreError, perRecord, type ClaimRecord, type StoreCallOptions } from '../../../src/index.js'
+import { idempotency, IdempotencyStoreError, perRecord, type ClaimRecord } from '../../../src/index.js'
 import type { LifecycleConfig } from '../../../src/lifecycle/config.js'
 import { storeDeadline, withDeadline, withinDeadline } from '../../../src/lifecycle/deadline.js'
 import { createLog } from '../../../src/lifecycle/log.js'
@@ -90,9 +90,9 @@ describe('one middleware, concurrent invocations (Lambda Managed Instances)', ()
   /** A MemoryStore whose claims wait for the test: the far invocation's (its lease is long) until opened, the near one's for ever. */
   class GatedClaims extends MemoryStore {
     readonly far = deferred<void>()
-    override async claim (record: ClaimRecord, nowMs: number, options?: StoreCallOptions) {
+    override async claim (record: ClaimRecord, nowMs: number) {
       await (record.inProgressExpiry - nowMs > 30_000 ? this.far.promise : new Promise<never>(() => {}))
-      return await super.claim(record, nowMs, options)
+      return await super.claim(record, nowMs)
     }
   }
 
