@@ -117,14 +117,23 @@ export class Consumer<R = SQSRecord> {
 
   coldStart (): void {
     const { middy, options, clock, connection, shape } = this.#setup
-    const store = faultyStore(connection.store(), () => this.current, this.#setup.faults, this.#setup.counters)
+    const store = faultyStore(connection.store(), () => this.current, this.#setup.faults, this.#setup.counters, { clock, marginMs: options.timeoutMarginMs ?? 1000 })
     const records = perRecord(async (record: R, tools: RecordTools) => await this.#record(record, tools))
     // timeoutEarlyInMillis 0: Middy's early timeout is a real-time timer, and Lambda's deadline is
     // virtual here: the simulator kills an invocation past its deadline instead.
     let stack = middy<any>({ timeoutEarlyInMillis: 0 })
     for (const middleware of shape.outer()) stack = stack.use(middleware)
     this.#handler = stack
-      .use(idempotency({ ...options, store, now: clock.skewed(this.offsetMs) }))
+      .use(idempotency({
+        ...options,
+        store,
+        now: clock.skewed(this.offsetMs),
+        // What the audit needs to tell a lease kept at the deadline from one left behind.
+        onOutcome: (outcome) => {
+          if (outcome.kind === 'timed-out' && outcome.key !== undefined) this.current?.timedOut.add(outcome.key)
+          options.onOutcome?.(outcome)
+        }
+      }))
       .handler(async (event: unknown, context: Context, middyOptions: { signal: AbortSignal }) => await this.#batch(event, context, middyOptions, records)) as never
   }
 
@@ -204,8 +213,9 @@ export class Consumer<R = SQSRecord> {
     } finally {
       this.#busy--
     }
-    // Its work has ended: from here its completion is due, and perRecord sends it at once.
-    invocation.workDone.add(this.#keyOf(record))
+    // Its work has ended: from here its completion is due, and perRecord sends it at once. In a
+    // process already dead (a crash while its request was out), it ended with the process.
+    if (!invocation.dead) invocation.workDone.add(this.#keyOf(record))
     return result
   }
 

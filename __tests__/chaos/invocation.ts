@@ -76,6 +76,11 @@ export class Invocation<D extends Batch = Batch> {
   readonly transactRefused = new Map<string, { reason: string, messageId?: string }>()
   /** Stored keys whose settling request (complete, commit, fail, release) has answered, whatever the answer. */
   readonly settled = new Set<string>()
+  /**
+   * Stored keys whose work failed at or near the deadline (within `timeoutMarginMs`: after a
+   * request that hung, or a handler that woke late): their leases are kept by design.
+   */
+  readonly timedOut = new Set<string>()
 
   /**
    * SDK commands of this invocation between `client.send` and their answer (counted before the

@@ -107,7 +107,9 @@ export const runLambdaLoop = async <R, D extends Batch & { readonly records: rea
       .sort(([a, p], [b, q]) => p.wakeAt - q.wakeAt || a.id.localeCompare(b.id))
     for (const [invocation, p] of due) {
       parked.delete(invocation)
-      if (p.wakeAt > invocation.deadline) {
+      // A store request that hung moves time on while the invocation that sent it runs
+      // (store-faults.ts): a handler it carried past its deadline does not wake.
+      if (p.wakeAt > invocation.deadline || clock.now() >= invocation.deadline) {
         invocation.kill(p.killedAs)
         died(p.consumer, invocation, p.killedAs)
         continue
@@ -122,7 +124,9 @@ export const runLambdaLoop = async <R, D extends Batch & { readonly records: rea
       polled = false
       for (const consumer of pollOrder.shuffle(consumers)) {
         if (consumer.current !== undefined) continue
-        const delivery = source.receive(now)
+        // Read again: an invocation started just before may have moved time on (a hung request).
+        const at = clock.now()
+        const delivery = source.receive(at)
         if (delivery === undefined) continue
         polled = true
         stats.deliveries += delivery.records.length
@@ -131,8 +135,8 @@ export const runLambdaLoop = async <R, D extends Batch & { readonly records: rea
           id,
           consumerId: consumer.id,
           delivery,
-          startedAt: now,
-          deadline: now + run.functionTimeoutMs,
+          startedAt: at,
+          deadline: at + run.functionTimeoutMs,
           fate: fateOf(seed, id, delivery.records.length, rates, run.functionTimeoutMs)
         })
         if (invocation.fate.throwAtEntry && invocation.fate.crash === undefined) stats.handlerThrows++
