@@ -203,8 +203,12 @@ export class Consumer<R = SQSRecord> {
     this.#busy++
     try {
       if (slow) {
-        if (shape.neighbours === 'settled') await invocation.allSettled(this.#running.filter((r) => r !== record).map((r) => this.#keyOf(r)))
-        else await this.#idle(invocation)
+        // Inside the margin (a request that hung moved time on), a neighbour that fails keeps its
+        // lease without a request: there is no settlement to wait for, only quiet.
+        const margin = this.#setup.options.timeoutMarginMs ?? 1000
+        const nearDeadline = (): boolean => invocation.deadline - clock.now() <= margin
+        if (shape.neighbours === 'settled') await invocation.allSettled(this.#running.filter((r) => r !== record).map((r) => this.#keyOf(r)), nearDeadline)
+        if (shape.neighbours !== 'settled' || nearDeadline()) await this.#idle(invocation)
         await invocation.park(clock.now() + fate.slowRecordMs, 'timeout-mid-batch')
       }
       const receipt = await charge(record, invocation, transact)

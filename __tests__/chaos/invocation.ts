@@ -139,10 +139,15 @@ export class Invocation<D extends Batch = Batch> {
   }
 
   /** Resolves once every key of `keys` has settled: then nothing else of the batch is under way. */
-  async allSettled (keys: readonly string[]): Promise<void> {
-    while (!keys.every((key) => this.settled.has(key))) {
+  async allSettled (keys: readonly string[], orWhen: () => boolean = () => false): Promise<void> {
+    while (!keys.every((key) => this.settled.has(key)) && !orWhen()) {
       await new Promise<void>((resolve) => { this.#settleWatchers.push(resolve) })
     }
+  }
+
+  /** Whoever waits in `allSettled` looks again: virtual time moved on (a request that hung). */
+  nudge (): void {
+    for (const watcher of this.#settleWatchers.splice(0)) watcher()
   }
 
   /** Called by the scheduler when the clock reaches the wake time. */

@@ -110,6 +110,7 @@ export const faultyStore = <S extends IdempotencyStore>(store: S, current: () =>
       // millisecond before the deadline, where that half is nothing.
       const bound = invocation.deadline - hangs.marginMs
       hangs.clock.advanceTo(hangs.clock.now() < bound ? bound : invocation.deadline - 1)
+      invocation.nudge()
     }
     const landing = streamFor(settings.seed, 'landing', invocation.id, step, key).pick(LANDINGS)
     invocation.commandsInFlight++

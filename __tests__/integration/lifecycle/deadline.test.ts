@@ -98,7 +98,7 @@ test('node-redis\'s TimeoutError, which has no message, is named by its class', 
   // A deadline far enough for node-redis to give up on its own first (it does after 5 s).
   const record = sqsRecord({ n: 1 })
   expect(failedIds(await handler(sqsEvent([record]), invocation(15_000).context))).toEqual([record.messageId])
-  expect(loggedErrors(logger)).toContainEqual(expect.stringMatching(/^claim of key hung#\S+ failed: TimeoutError \(no message\)$/))
+  expect(loggedErrors(logger)).toContainEqual(expect.stringMatching(/^claim of key hung#\S+ on Redis \(node-redis client.*\) failed: TimeoutError \(no message\)$/))
 })
 
 test('a completion that hangs after the work ran: the record is reported failed and keeps its lease (onFailure delete does not release it)', async () => {
