@@ -82,9 +82,13 @@ export const runLambdaLoop = async <R, D extends Batch & { readonly records: rea
   const handle = async (consumer: Consumer<R>, invocation: Invocation<D>, signal: Signal): Promise<void> => {
     switch (signal.kind) {
       case 'parked':
+        // A request it gave up (one that hung) may land after it moved on: it lands before anything
+        // else happens (a server restart snapshots the records between two events).
+        await invocation.quiescent()
         parked.set(invocation, { consumer, wakeAt: signal.wakeAt, killedAs: signal.killedAs })
         return
       case 'settled': {
+        await invocation.quiescent()
         consumer.finish()
         const lost = invocation.fate.lostAck
         if (lost) stats.lostAcks++
