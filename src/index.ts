@@ -7,7 +7,7 @@ export { idempotency, idempotency as default, type IdempotencyMiddleware } from 
 export type {
   IdempotencyOptions, UnitOf, Selector, FailureDecision, FailureInfo, FailurePolicy, IdempotencyLogger, OutcomeKind, OutcomeReport,
   PerRecordOptions, PerRecordHandler, RecordTools, RecordOf, BatchEvent, IdempotencyContext, IdempotencyHandlerContext, IdempotencyRequest, ProblemDetails,
-  IdempotencyStore, IdempotencyRecord, ClaimRecord, RecordStatus, StoreLimits, WriteOptions, TransactItem, TransactEntry, CommitOutcome, CommitResult
+  IdempotencyStore, IdempotencyRecord, ClaimRecord, RecordStatus, StoreCallOptions, StoreLimits, TransactItem, TransactEntry, CommitOutcome, CommitResult
 } from './types.js'
 export { MemoryStore } from './stores/memory-store.js'
 export { isClaimable } from './stores/store.js'

@@ -7,7 +7,7 @@ import type { Context } from 'aws-lambda'
 import type { TransactItem } from './stores/dynamodb/transact-types.js'
 import type { IdempotencyStore } from './stores/store.js'
 
-export type { ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, IdempotencyStore, RecordStatus, StoreLimits, WriteOptions } from './stores/store.js'
+export type { ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, IdempotencyStore, RecordStatus, StoreCallOptions, StoreLimits } from './stores/store.js'
 // Types only (nothing of the DynamoDB store is loaded): `transact`'s entries with a DynamoDBStore.
 export type { TransactEntry, TransactItem } from './stores/dynamodb/transact-types.js'
 
@@ -138,8 +138,10 @@ export interface IdempotencyOptions<TEvent = any> {
   /**
    * How close to the Lambda deadline (in milliseconds) a failure counts as a timeout, whatever
    * error or error status (whole event) the stack made of it. A timed-out unit keeps its lease (its work may still be
-   * running) instead of going through `onFailure`; the lease ends at the deadline anyway. Set it
-   * to at least your Middy `timeoutEarlyInMillis`. [1000]
+   * running) instead of going through `onFailure`; the lease ends at the deadline anyway. Every
+   * store call is also given up this long before the deadline (a store that hangs), so that Lambda
+   * still gets the answer, with the unfinished units failed. Set it to at least your Middy
+   * `timeoutEarlyInMillis`. [1000]
    */
   timeoutMarginMs?: number
   /**

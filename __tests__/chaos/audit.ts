@@ -10,7 +10,7 @@ import type { ChaosConfig, RunStats, ServerStats } from './scenario.js'
 export type { DuplicateCause, DuplicateEffect, DuplicateWindow } from './duplicates.js'
 
 /** Why an IN_PROGRESS record is still there once the queue is drained (`store-forgot`: a restart brought back an older state of it). */
-export type LeftoverCause = 'crashed-owner' | 'settle-fault' | 'completion-fault' | 'claim-answer-lost' | 'store-forgot' | 'unexplained'
+export type LeftoverCause = 'crashed-owner' | 'settle-fault' | 'completion-fault' | 'claim-answer-lost' | 'store-forgot' | 'timed-out' | 'unexplained'
 
 export interface LeftoverLock { key: string, owner?: string, cause: LeftoverCause, leaseUntil: number, live: boolean, outlivesOwner: boolean }
 
@@ -153,7 +153,8 @@ export const audit = (input: {
         : owner.settleFaults.has(key) ? 'settle-fault'
           : owner.completionFaults.has(key) ? 'completion-fault'
             : owner.claimAnswersLost.has(key) ? 'claim-answer-lost'
-              : changedByRestart(key) ? 'store-forgot' : 'unexplained'
+              : changedByRestart(key) ? 'store-forgot'
+                : owner.timedOut.has(key) ? 'timed-out' : 'unexplained'
     return {
       key,
       ...(owner === undefined ? {} : { owner: owner.id }),

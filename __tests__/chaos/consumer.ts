@@ -128,14 +128,23 @@ export class Consumer<R = SQSRecord> {
       this.#handler = process.join(this.#slot)
       return
     }
-    const store = faultyStore(connection.store(), () => this.current, this.#setup.faults, this.#setup.counters)
+    const store = faultyStore(connection.store(), () => this.current, this.#setup.faults, this.#setup.counters, { clock, marginMs: options.timeoutMarginMs ?? 1000 })
     const records = perRecord(async (record: R, tools: RecordTools) => await this.#record(record, tools))
     // timeoutEarlyInMillis 0: Middy's early timeout is a real-time timer, and Lambda's deadline is
     // virtual here: the simulator kills an invocation past its deadline instead.
     let stack = middy<any>({ timeoutEarlyInMillis: 0 })
     for (const middleware of shape.outer()) stack = stack.use(middleware)
     this.#handler = stack
-      .use(idempotency({ ...options, store, now: clock.skewed(this.offsetMs) }))
+      .use(idempotency({
+        ...options,
+        store,
+        now: clock.skewed(this.offsetMs),
+        // What the audit needs to tell a lease kept at the deadline from one left behind.
+        onOutcome: (outcome) => {
+          if (outcome.kind === 'timed-out' && outcome.key !== undefined) this.current?.timedOut.add(outcome.key)
+          options.onOutcome?.(outcome)
+        }
+      }))
       .handler(async (event: unknown, context: Context, middyOptions: { signal: AbortSignal }) => await this.#batch(event, context, middyOptions, records)) as never
   }
 
@@ -205,8 +214,12 @@ export class Consumer<R = SQSRecord> {
     this.#busy++
     try {
       if (slow) {
-        if (shape.neighbours === 'settled') await invocation.allSettled(this.#running.filter((r) => r !== record).map((r) => this.#keyOf(r)))
-        else await this.#idle(invocation)
+        // Inside the margin (a request that hung moved time on), a neighbour that fails keeps its
+        // lease without a request: there is no settlement to wait for, only quiet.
+        const margin = this.#setup.options.timeoutMarginMs ?? 1000
+        const nearDeadline = (): boolean => invocation.deadline - clock.now() <= margin
+        if (shape.neighbours === 'settled') await invocation.allSettled(this.#running.filter((r) => r !== record).map((r) => this.#keyOf(r)), nearDeadline)
+        if (shape.neighbours !== 'settled' || nearDeadline()) await this.#idle(invocation)
         await invocation.park(clock.now() + fate.slowRecordMs, 'timeout-mid-batch')
       }
       const receipt = await charge(record, invocation, transact)
@@ -215,8 +228,9 @@ export class Consumer<R = SQSRecord> {
     } finally {
       this.#busy--
     }
-    // Its work has ended: from here its completion is due, and perRecord sends it at once.
-    invocation.workDone.add(this.#keyOf(record))
+    // Its work has ended: from here its completion is due, and perRecord sends it at once. In a
+    // process already dead (a crash while its request was out), it ended with the process.
+    if (!invocation.dead) invocation.workDone.add(this.#keyOf(record))
     return result
   }
 

@@ -76,6 +76,11 @@ export class Invocation<D extends Batch = Batch> {
   readonly transactRefused = new Map<string, { reason: string, messageId?: string }>()
   /** Stored keys whose settling request (complete, commit, fail, release) has answered, whatever the answer. */
   readonly settled = new Set<string>()
+  /**
+   * Stored keys whose work failed at or near the deadline (within `timeoutMarginMs`: after a
+   * request that hung, or a handler that woke late): their leases are kept by design.
+   */
+  readonly timedOut = new Set<string>()
 
   /**
    * SDK commands of this invocation between `client.send` and their answer (counted before the
@@ -134,10 +139,15 @@ export class Invocation<D extends Batch = Batch> {
   }
 
   /** Resolves once every key of `keys` has settled: then nothing else of the batch is under way. */
-  async allSettled (keys: readonly string[]): Promise<void> {
-    while (!keys.every((key) => this.settled.has(key))) {
+  async allSettled (keys: readonly string[], orWhen: () => boolean = () => false): Promise<void> {
+    while (!keys.every((key) => this.settled.has(key)) && !orWhen()) {
       await new Promise<void>((resolve) => { this.#settleWatchers.push(resolve) })
     }
+  }
+
+  /** Whoever waits in `allSettled` looks again: virtual time moved on (a request that hung). */
+  nudge (): void {
+    for (const watcher of this.#settleWatchers.splice(0)) watcher()
   }
 
   /** Called by the scheduler when the clock reaches the wake time. */

@@ -82,9 +82,13 @@ export const runLambdaLoop = async <R, D extends Batch & { readonly records: rea
   const handle = async (consumer: Consumer<R>, invocation: Invocation<D>, signal: Signal): Promise<void> => {
     switch (signal.kind) {
       case 'parked':
+        // A request it gave up (one that hung) may land after it moved on: it lands before anything
+        // else happens (a server restart snapshots the records between two events).
+        await invocation.quiescent()
         parked.set(invocation, { consumer, wakeAt: signal.wakeAt, killedAs: signal.killedAs })
         return
       case 'settled': {
+        await invocation.quiescent()
         consumer.finish()
         const lost = invocation.fate.lostAck
         if (lost) stats.lostAcks++
@@ -107,7 +111,9 @@ export const runLambdaLoop = async <R, D extends Batch & { readonly records: rea
       .sort(([a, p], [b, q]) => p.wakeAt - q.wakeAt || a.id.localeCompare(b.id))
     for (const [invocation, p] of due) {
       parked.delete(invocation)
-      if (p.wakeAt > invocation.deadline) {
+      // A store request that hung moves time on while the invocation that sent it runs
+      // (store-faults.ts): a handler it carried past its deadline does not wake.
+      if (p.wakeAt > invocation.deadline || clock.now() >= invocation.deadline) {
         invocation.kill(p.killedAs)
         died(p.consumer, invocation, p.killedAs)
         continue
@@ -122,7 +128,9 @@ export const runLambdaLoop = async <R, D extends Batch & { readonly records: rea
       polled = false
       for (const consumer of pollOrder.shuffle(consumers)) {
         if (consumer.current !== undefined) continue
-        const delivery = source.receive(now)
+        // Read again: an invocation started just before may have moved time on (a hung request).
+        const at = clock.now()
+        const delivery = source.receive(at)
         if (delivery === undefined) continue
         polled = true
         stats.deliveries += delivery.records.length
@@ -131,8 +139,8 @@ export const runLambdaLoop = async <R, D extends Batch & { readonly records: rea
           id,
           consumerId: consumer.id,
           delivery,
-          startedAt: now,
-          deadline: now + run.functionTimeoutMs,
+          startedAt: at,
+          deadline: at + run.functionTimeoutMs,
           fate: fateOf(seed, id, delivery.records.length, rates, run.functionTimeoutMs)
         })
         if (invocation.fate.throwAtEntry && invocation.fate.crash === undefined) stats.handlerThrows++

@@ -116,7 +116,8 @@ describe.each(middyVersions)('transact against DynamoDB Local, %s', (_name, midd
       .use(sqsPartialBatchFailure({ logger: (reason: unknown) => { reasons.push(reason) } }))
       .use(idempotency({ store, namespace, logger: false, now: () => nowMs }))
       .handler(perRecord(async (r: SQSRecord, tools: RecordTools) => { calls++; if (calls === 1) await gate; return await ordering(r, tools) }) as never)
-    const first = stale(sqsEvent([record]), lambdaContext(1000))
+    // Far from its deadline: a call inside timeoutMarginMs of it would be given up at half of what is left.
+    const first = stale(sqsEvent([record]), lambdaContext())
     // Let the first claim land, then its lease lapse and a second invocation take the record over and finish it.
     while (calls === 0) await new Promise((resolve) => setImmediate(resolve))
     nowMs += 60_000

@@ -1,6 +1,7 @@
 import { HttpServerErrorResponse } from '../errors.js'
 import { claim } from '../lifecycle/claim.js'
 import type { LifecycleConfig, Unit } from '../lifecycle/config.js'
+import { storeDeadline, withDeadline } from '../lifecycle/deadline.js'
 import { leaseFor } from '../lifecycle/lease.js'
 import { prepareUnit, type Selection } from '../lifecycle/prepare.js'
 import { kindOfRefusal, reportOutcome } from '../lifecycle/report.js'
@@ -14,8 +15,8 @@ import { isHttpEvent } from './http.js'
 import { isErrorResponse, markReplayed } from './http-response.js'
 import { problemOf, problemResponse } from './problem-response.js'
 
-/** A claimed event: its hold, whether it is settled, its queued `transact` writes, when its work started. */
-interface Claimed { unit: Unit, leaseToken: string, settled: boolean, writes: unknown[], startedMs: number }
+/** A claimed event: its hold, whether it is settled, its queued `transact` writes, when its work started, its store calls' bound. */
+interface Claimed { unit: Unit, leaseToken: string, settled: boolean, writes: unknown[], startedMs: number, config: LifecycleConfig }
 
 /** What whole-event mode is told besides the lifecycle: see the options of the same names. */
 export interface WholeEventOptions {
@@ -62,13 +63,15 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
       report({ kind: 'no-key', durationMs: since(), error })
       throw refusal(request, error)
     }
-    const outcome = await claim(config, unit, lease)
+    // This event's store calls, bounded by its own deadline (docs/architecture.md: a store that hangs).
+    const bounded = withDeadline(config, storeDeadline(request.context, options.timeoutMarginMs))
+    const outcome = await claim(bounded, unit, lease)
     if (outcome.kind === 'rejected') {
       report({ kind: kindOfRefusal(outcome.error), key: unit.key, durationMs: since(), error: outcome.error })
       throw refusal(request, outcome.error)
     }
     if (outcome.kind === 'run') {
-      const claimed: Claimed = { unit, leaseToken: outcome.leaseToken, settled: false, writes: [], startedMs: config.now() }
+      const claimed: Claimed = { unit, leaseToken: outcome.leaseToken, settled: false, writes: [], startedMs: config.now(), config: bounded }
       claims.set(request, claimed)
       // docs/architecture.md: transact: the handler queues its DynamoDB writes here; they commit with the completion.
       if (typeof request.context === 'object' && request.context !== null) {
@@ -89,7 +92,7 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
   /** The one settlement path (docs/architecture.md: the record's life), then what it tells `onOutcome`. */
   const settle = async (request: MiddyRequest, claimed: Claimed, result: PromiseSettledResult<unknown>): Promise<PromiseSettledResult<unknown>> => {
     const nearDeadline = result.status === 'rejected' && timedOut(request, options.timeoutMarginMs)
-    const settled = await settleUnit(config, claimed.unit, claimed, result, { writes: claimed.writes, timedOut: nearDeadline })
+    const settled = await settleUnit(claimed.config, claimed.unit, claimed, result, { writes: claimed.writes, timedOut: nearDeadline })
     report({
       kind: settled.kind, key: claimed.unit.key, durationMs: config.now() - claimed.startedMs,
       ...(settled.onFailure === undefined ? {} : { onFailure: settled.onFailure }),

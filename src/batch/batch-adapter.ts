@@ -1,6 +1,7 @@
 import { forEachBounded } from '../bounded.js'
 import { IdempotencyConfigError } from '../errors.js'
 import type { LifecycleConfig, Unit } from '../lifecycle/config.js'
+import { storeDeadline, withDeadline } from '../lifecycle/deadline.js'
 import { leaseFor, remainingMs } from '../lifecycle/lease.js'
 import { rejected } from '../lifecycle/outcome.js'
 import type { Selection } from '../lifecycle/prepare.js'
@@ -35,11 +36,13 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
     }
     watchErrors(request)
     const lease = leaseFor(request.context, config.now, 'event-source-mapping')
+    // This batch's store calls, bounded by its own deadline (docs/architecture.md: a store that hangs).
+    const bounded = withDeadline(config, storeDeadline(request.context, limits.timeoutMarginMs))
     const records = prepareRecords(source, selection, delivered, request.context, event)
-    const batch = new Batch(source, config, limits, event, records, lease, request.context)
+    const batch = new Batch(source, bounded, limits, event, records, lease, request.context)
     // Registered before claiming, so that onError can release whatever was claimed should anything below throw.
     batches.set(request, batch)
-    await claimBatch(config, source, limits.concurrency, records, lease, handler.perRecord)
+    await claimBatch(bounded, source, limits.concurrency, records, lease, handler.perRecord)
     batch.hand(records.filter((s) => s.outcome?.kind === 'run'))
     // A tumbling window's handler runs even with no record to run: it carries the window's
     // state, and its final invocation (often with no records) is where the window is processed.
@@ -82,7 +85,7 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
       // Keep them FAILED rather than release them to run again; the error goes on to onError.
       config.log.error({ message: (error as Error).message, error })
       await batch.settleEach(async (state) => {
-        await keepFailed(config, state.unit as Unit, state.outcome as Hold, error)
+        await keepFailed(batch.config, state.unit as Unit, state.outcome as Hold, error)
         Object.assign(state, { result: rejected(error), settledAs: 'failed', onFailure: 'fail', phase: 'settled' })
       })
       end(batch)

@@ -5,6 +5,7 @@ import { compileSelector } from '../lifecycle/key.js'
 import { defaultNamespace } from '../options.js'
 import type { LifecycleConfig, Unit } from '../lifecycle/config.js'
 import type { Lease } from '../lifecycle/lease.js'
+import { withinDeadline } from '../lifecycle/deadline.js'
 import { prepareUnit, type Selection } from '../lifecycle/prepare.js'
 import type { IdempotencyRecord } from '../stores/store.js'
 import type { BatchSource } from '../sources/source.js'
@@ -171,7 +172,8 @@ const readProbableDuplicates = async (config: LifecycleConfig, probable: RecordS
   for (let i = 0; i < probable.length; i += slice) slices.push(probable.slice(i, i + slice).map((s) => (s.unit as Unit).key))
   await forEachBounded(slices, slots, async (keys) => {
     try {
-      for (const [key, record] of await read(keys)) found.set(key, record)
+      // Given up at the deadline, a read changes nothing: the claims that follow decide.
+      for (const [key, record] of await withinDeadline(config, 'read', `${keys[0] ?? ''} (and ${keys.length - 1} more)`, async (signal) => await read(keys, { signal }))) found.set(key, record)
     } catch (error) {
       // Reading is only an optimisation: the claims decide, one request each.
       config.log.warn({ message: 'idempotency: read before claim failed; claiming instead', error })

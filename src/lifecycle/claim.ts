@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { IdempotencyFailedError, IdempotencyInProgressError, IdempotencyPayloadMismatchError, IdempotencyStoreError } from '../errors.js'
 import { asStoreError } from './stored-error.js'
+import { withinDeadline } from './deadline.js'
 import { isClaimable, type IdempotencyRecord } from '../stores/store.js'
 import type { LifecycleConfig, Unit } from './config.js'
 import { ownerToken } from './durable.js'
@@ -32,7 +33,10 @@ export const claim = async (config: LifecycleConfig, unit: Unit, lease: Lease, s
   }
   let existing: IdempotencyRecord | undefined
   try {
-    existing = await config.store.claim(record, cutoff, { clockSkewMs: config.clockSkewMs })
+    // Given up at the deadline, the claim may still land: the record then stands IN_PROGRESS
+    // under our token until the lease (this invocation's deadline) lapses, and a redelivery
+    // claims it after that. The unit never ran, so nothing runs twice; it is reported failed.
+    existing = await withinDeadline(config, 'claim', unit.key, async (signal) => await config.store.claim(record, cutoff, { signal, clockSkewMs: config.clockSkewMs }))
   } catch (error) {
     return { kind: 'rejected', error: asStoreError(error, 'claim', unit.key) }
   }

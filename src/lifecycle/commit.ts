@@ -1,5 +1,6 @@
 import { IdempotencyConfigError, IdempotencyLeaseLostError, IdempotencyResponseError, IdempotencyTransactError } from '../errors.js'
 import { asStoreError } from './stored-error.js'
+import { withinDeadline } from './deadline.js'
 import type { StoreLimits } from '../stores/store.js'
 import type { LifecycleConfig, Unit } from './config.js'
 import { fulfilled, rejected } from './outcome.js'
@@ -80,9 +81,10 @@ export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, 
   let committed
   try {
     // An unclaimed commit claims as it completes, on the claim's condition (with its skew allowance).
-    committed = await commit(unit.key, leaseToken, outcome, writes, unclaimed ? { nowMs: nowMs - config.clockSkewMs } : undefined)
+    committed = await withinDeadline(config, 'commit', unit.key, async (signal) => await commit(unit.key, leaseToken, outcome, writes, unclaimed ? { nowMs: nowMs - config.clockSkewMs } : undefined, { signal }))
   } catch (error) {
-    // Whether it landed is unknown: the lease stays, so a redelivery meets either the
+    // Whether it landed is unknown (a store fault, or given up at the deadline: the transaction
+    // may still be applied, all of it or none): the lease stays, so a redelivery meets either the
     // COMPLETED record or, once the lease lapses, runs again with nothing applied.
     // Logged once, as the unit's outcome.
     return { result: rejected(asStoreError(error, 'commit', unit.key)), kind: 'store-error' }

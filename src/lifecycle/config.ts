@@ -1,4 +1,5 @@
 import type { IdempotencyStore } from '../stores/store.js'
+import type { StoreDeadline } from './deadline.js'
 import type { LocalCache } from './local-cache.js'
 import type { Log } from './log.js'
 import type { FailurePolicy, OutcomeReport } from '../types.js'
@@ -23,4 +24,6 @@ export interface LifecycleConfig {
   onOutcome?: (outcome: OutcomeReport) => void
   /** `effects: 'transact-only'`: batch records are not claimed before they run; their commit claims them. */
   transactOnly?: boolean
+  /** This invocation's bound on each store call (see `withinDeadline`); set per batch or event, never on the shared config. */
+  deadline?: StoreDeadline
 }

@@ -1,3 +1,4 @@
+import { errorMessage, errorName } from '../error-text.js'
 import type { IdempotencyLogger, LogLevel, OutcomeKind, OutcomeReport } from '../types.js'
 import { IdempotencyStoreError } from '../errors.js'
 
@@ -66,7 +67,8 @@ const serialisable = (entry: LogEntry): LogEntry => {
 export const errorFields = (error: unknown): Record<string, unknown> => {
   if (!(error instanceof Error)) return { name: typeof error, message: String(error) }
   const code = (error as { code?: unknown }).code
-  return { name: error.name, message: error.message, ...(typeof code === 'string' ? { code } : {}) }
+  // An error without a message (node-redis's TimeoutError) is named by its class, never left blank.
+  return { name: errorName(error), message: errorMessage(error), ...(typeof code === 'string' ? { code } : {}) }
 }
 
 /** The level and words of each outcome: a line for every decision a person may need to find. */

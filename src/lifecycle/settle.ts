@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { IdempotencyResponseError } from '../errors.js'
 import { asStoreError, toStoredError } from './stored-error.js'
+import { withinDeadline } from './deadline.js'
 import type { LifecycleConfig, Unit } from './config.js'
 import { fulfilled, rejected } from './outcome.js'
 import type { FailureDecision, OutcomeKind } from '../types.js'
@@ -29,7 +30,11 @@ export const complete = async (config: LifecycleConfig, unit: Unit, leaseToken: 
   const expiry = Math.floor(config.now() / 1000) + config.expiresAfterSeconds
   const outcome = serialised.json === undefined ? { expiry } : { expiry, responseData: serialised.json }
   try {
-    if (!await config.store.complete(unit.key, leaseToken, outcome, { clockSkewMs: config.clockSkewMs })) {
+    // Given up at the deadline, the completion may still land (COMPLETED: a redelivery replays
+    // it) or not (IN_PROGRESS under our lease: a redelivery waits for it to lapse, then runs
+    // again, as after any store fault here). Either way the lease is kept, never released:
+    // releasing would let a redelivery run the work again while the completion may still land.
+    if (!await withinDeadline(config, 'complete', unit.key, async (signal) => await config.store.complete(unit.key, leaseToken, outcome, { signal, clockSkewMs: config.clockSkewMs }))) {
       // Logged once, as the unit's outcome.
       return { result: fulfilled(response), kind: 'lease-lost' }
     }
@@ -102,12 +107,15 @@ const settleFailure = async (config: LifecycleConfig, unit: Unit, hold: Hold, er
     leaseToken = claimed
   }
   try {
+    // Given up at the deadline, a fail or release may still land or not: either the record
+    // ends as decided, or it stays IN_PROGRESS under our lease until it lapses. Both are safe
+    // for work that failed; nothing else is written in their place.
     const held = decision === 'fail'
-      ? await config.store.fail(unit.key, leaseToken, {
+      ? await withinDeadline(config, 'fail', unit.key, async (signal) => await config.store.fail(unit.key, leaseToken, {
           expiry: Math.floor(config.now() / 1000) + config.expiresAfterSeconds,
           error: toStoredError(error)
-        }, { clockSkewMs: config.clockSkewMs })
-      : await config.store.release(unit.key, leaseToken)
+        }, { signal, clockSkewMs: config.clockSkewMs }))
+      : await withinDeadline(config, 'release', unit.key, async (signal) => await config.store.release(unit.key, leaseToken, { signal }))
     if (!held) lostLease(config, unit, decision === 'fail' ? 'fail' : 'release')
     return held
   } catch (storeError) {
@@ -125,10 +133,10 @@ const claimToFail = async (config: LifecycleConfig, unit: Unit): Promise<string 
   const nowMs = config.now()
   const leaseToken = randomUUID()
   try {
-    const standing = await config.store.claim({
+    const standing = await withinDeadline(config, 'claim', unit.key, async (signal) => await config.store.claim({
       key: unit.key, status: 'IN_PROGRESS', expiry: Math.floor(nowMs / 1000) + config.expiresAfterSeconds, inProgressExpiry: nowMs, leaseToken,
       ...(unit.payloadHash === undefined ? {} : { payloadHash: unit.payloadHash })
-    }, nowMs - config.clockSkewMs, { clockSkewMs: config.clockSkewMs })
+    }, nowMs - config.clockSkewMs, { signal, clockSkewMs: config.clockSkewMs }))
     // Somebody else's record stands: it is theirs, whatever it says.
     return standing === undefined || standing.leaseToken === leaseToken ? leaseToken : undefined
   } catch (storeError) {

@@ -1,3 +1,4 @@
+import { errorMessage } from '../error-text.js'
 import { IdempotencyError, IdempotencyStoreError, type StoredError, type StoreOperation } from '../errors.js'
 
 // A stored error is bounded whatever the store's own limit: a FAILED record must always fit,
@@ -35,4 +36,4 @@ const safeString = (value: unknown): string => {
 export const asStoreError = (error: unknown, operation: StoreOperation, key: string): IdempotencyError =>
   error instanceof IdempotencyError
     ? error
-    : new IdempotencyStoreError(operation, `${operation} of key ${key} failed: ${(error as Error)?.message ?? String(error)}`, { key, cause: error })
+    : new IdempotencyStoreError(operation, `${operation} of key ${key} failed: ${errorMessage(error)}`, { key, cause: error })

@@ -71,19 +71,19 @@ export interface IdempotencyStore<TWrite = any> {
    * (`inProgressExpiry < now` in ms). Resolves `undefined` when written, otherwise
    * the record that stands in the way — in the same request, never a second read.
    */
-  claim: (record: ClaimRecord, nowMs: number, options?: WriteOptions) => Promise<IdempotencyRecord | undefined>
+  claim: (record: ClaimRecord, nowMs: number, options?: StoreCallOptions) => Promise<IdempotencyRecord | undefined>
   /** Marks the record COMPLETED if `leaseToken` still holds it. Resolves `false` when the lease was taken over. */
-  complete: (key: string, leaseToken: string, outcome: { expiry: number, responseData?: string }, options?: WriteOptions) => Promise<boolean>
+  complete: (key: string, leaseToken: string, outcome: { expiry: number, responseData?: string }, options?: StoreCallOptions) => Promise<boolean>
   /** Marks the record FAILED if `leaseToken` still holds it. Resolves `false` when the lease was taken over. */
-  fail: (key: string, leaseToken: string, outcome: { expiry: number, error: StoredError }, options?: WriteOptions) => Promise<boolean>
+  fail: (key: string, leaseToken: string, outcome: { expiry: number, error: StoredError }, options?: StoreCallOptions) => Promise<boolean>
   /** Deletes the record if `leaseToken` still holds it. Resolves `false` when the lease was taken over. */
-  release: (key: string, leaseToken: string) => Promise<boolean>
+  release: (key: string, leaseToken: string, options?: StoreCallOptions) => Promise<boolean>
   /**
    * Optional: strongly consistent read of many keys at once. Used before claiming
    * records that are probably duplicates (SQS redeliveries), since one read of up to
    * 100 keys costs less than 100 refused writes. Keys it does not return are claimed.
    */
-  read?: (keys: readonly string[]) => Promise<Map<string, IdempotencyRecord>>
+  read?: (keys: readonly string[], options?: StoreCallOptions) => Promise<Map<string, IdempotencyRecord>>
   /**
    * Optional: applies `writes` and marks the record COMPLETED (fenced by `leaseToken`, and
    * only while it is IN_PROGRESS) all or nothing, in one transaction. A commit whose answer
@@ -92,7 +92,7 @@ export interface IdempotencyStore<TWrite = any> {
    * completion is a put of the COMPLETED record on the claim's condition at `claim.nowMs`, and
    * a record in its way is returned as `taken`.
    */
-  commit?: (key: string, leaseToken: string, outcome: CommitOutcome, writes: readonly TWrite[], claim?: { nowMs: number }) => Promise<CommitResult>
+  commit?: (key: string, leaseToken: string, outcome: CommitOutcome, writes: readonly TWrite[], claim?: { nowMs: number }, options?: StoreCallOptions) => Promise<CommitResult>
   /**
    * Optional, with `commit`: why `write` can never be part of a commit (not an entry of the
    * store's write type), or undefined. Asked where `transact` is called, so that the mistake
@@ -102,19 +102,28 @@ export interface IdempotencyStore<TWrite = any> {
 }
 
 /**
- * What the lifecycle tells a store with each write that sets an expiry.
+/**
+ * What the lifecycle tells a store about one call.
  *
  * @example
  * ```ts
- * await store.complete(key, leaseToken, { expiry, responseData: '1' }, { clockSkewMs: 2000 })
+ * const done = await store.complete(key, leaseToken, { expiry }, { clockSkewMs: 2000, signal: AbortSignal.timeout(2000) })
  * ```
  */
-export interface WriteOptions {
+export interface StoreCallOptions {
   /**
-   * The middleware's `clockSkewMs`: claims judge records at their clock less this, so a record
-   * protects that much longer than its `expiry`. A store that deletes records itself at expiry
-   * (Redis key expiry) must keep them at least this long past it; a store that only compares
-   * `expiry` (DynamoDB, whose TTL deletes days late) can ignore it. [0]
+   * Aborts when the invocation's deadline (less `timeoutMarginMs`) comes before the answer: the
+   * lifecycle has given the call up by then, and a store that passes the signal on to its client
+   * (DynamoDBStore, as the SDK's `abortSignal`) frees the connection the call holds. A store may
+   * ignore it.
+   */
+  signal?: AbortSignal
+  /**
+   * With a write that sets an expiry: the middleware's `clockSkewMs`. Claims judge records at
+   * their clock less this, so a record protects that much longer than its `expiry`. A store that
+   * deletes records itself at expiry (Redis key expiry) must keep them at least this long past
+   * it; a store that only compares `expiry` (DynamoDB, whose TTL deletes days late) can ignore
+   * it. [0]
    */
   clockSkewMs?: number
 }

@@ -381,7 +381,7 @@ describe.each(integrationStores)('on %s', (_store, open) => {
       const namespace = `takeover-${Math.random()}`
       const logger = recordingLogger()
       const finishers: Array<(outcome: 'succeed' | 'fail') => void> = []
-      // The stale owner's clock stands still; the new owner's is one millisecond later, past the lease.
+      // The stale owner's clock stands still; the new owner's is past the lease (30 s, its remaining time).
       const staleNow = Date.now()
       // timeoutEarlyInMillis 0: with no time left, Middy's early timeout would fire first.
       const stale = middy<SQSEvent>({ timeoutEarlyInMillis: 0 })
@@ -391,13 +391,12 @@ describe.each(integrationStores)('on %s', (_store, open) => {
         }))))
       for (const [i, outcome] of (['succeed', 'fail'] as const).entries()) {
         const record = sqsRecord(`takeover-${outcome}`)
-        // The stale owner's lease lapses at once (remaining time 0 when it claims) while its
-        // handler still runs; it ends far from its deadline (a failure near it would keep the lease).
-        let remaining = 0
-        const running = stale(sqsEvent([record]), lambdaContext(() => remaining))
+        // The stale owner's lease lapses (by the new owner's clock) while its handler still runs;
+        // it ends far from its deadline (a failure near it would keep the lease). A remaining time
+        // of 0 would not do: each store call is given up at the deadline.
+        const running = stale(sqsEvent([record]), lambdaContext(30_000))
         await waitFor(async () => finishers.length === i + 1)
-        remaining = 30_000
-        const fresh = consumer(async () => 'fresh', { namespace, now: () => staleNow + 1 })
+        const fresh = consumer(async () => 'fresh', { namespace, now: () => staleNow + 30_001 })
         expect(await fresh.invoke([redelivered(record)])).toEqual({ batchItemFailures: [] })
         finishers[i]?.(outcome)
         await running

@@ -13,6 +13,8 @@ export interface CommitTarget {
   names: AttributeNames
   /** Reads a stored item (as DynamoDB returns it in a cancellation reason) into a record. */
   fromItem: (item: Item) => IdempotencyRecord
+  /** Aborts the commit's requests once the lifecycle has given it up (see `StoreCallOptions`). */
+  abortSignal?: AbortSignal
 }
 
 const OPERATIONS = ['Put', 'Update', 'Delete', 'ConditionCheck'] as const
@@ -50,7 +52,7 @@ export const commitTransaction = async (target: CommitTarget, leaseToken: string
       // An SDK retry of a commit whose answer was lost is then answered as the first one was,
       // instead of meeting its own completion. One commit per claim, so the token is unique.
       ClientRequestToken: leaseToken
-    }))
+    }), sendOptions(target))
     return { status: 'committed' }
   } catch (error) {
     const refusal = readCancellation(error, writes, target, leaseToken, claim !== undefined)
@@ -58,6 +60,9 @@ export const commitTransaction = async (target: CommitTarget, leaseToken: string
     return await landedAfterAll(target, leaseToken, refusal)
   }
 }
+
+const sendOptions = (target: CommitTarget): { abortSignal?: AbortSignal } =>
+  target.abortSignal === undefined ? {} : { abortSignal: target.abortSignal }
 
 /**
  * Throttled in the end, but after several attempts: an earlier one may have landed and lost its
@@ -73,7 +78,7 @@ const retriedOverALostAnswer = (error: unknown): boolean =>
  * the lease kept, never a release over writes that may have applied.
  */
 const landedAfterAll = async (target: CommitTarget, leaseToken: string, refusal: CommitResult): Promise<CommitResult> => {
-  const { Item } = await target.client.send(new GetItemCommand({ TableName: target.tableName, Key: target.key, ConsistentRead: true }))
+  const { Item } = await target.client.send(new GetItemCommand({ TableName: target.tableName, Key: target.key, ConsistentRead: true }), sendOptions(target))
   const stored = Item === undefined ? undefined : target.fromItem(Item)
   if (stored?.leaseToken === leaseToken && stored.status === 'COMPLETED') return { status: 'committed' }
   return refusal

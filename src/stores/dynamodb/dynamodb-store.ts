@@ -6,7 +6,7 @@ import {
   UpdateItemCommand
 } from '@aws-sdk/client-dynamodb'
 import { IdempotencyConfigError, type IdempotencyStoreError, type StoredError, type StoreOperation } from '../../errors.js'
-import type { ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, IdempotencyStore, StoreLimits } from '../store.js'
+import type { ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, IdempotencyStore, StoreCallOptions, StoreLimits } from '../store.js'
 import { refuseUnknownOptions } from '../../unknown-options.js'
 import { checkTransactItem, commitTransaction } from './commit.js'
 import { storeErrorOf } from './errors.js'
@@ -96,7 +96,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     this.#fit = new TableFit(this.#client, tableName, this.#names, (key) => this.#keyOf(key))
   }
 
-  async claim (record: ClaimRecord, nowMs: number): Promise<IdempotencyRecord | undefined> {
+  async claim (record: ClaimRecord, nowMs: number, options?: StoreCallOptions): Promise<IdempotencyRecord | undefined> {
     const n = this.#names
     try {
       await this.#fit.ready()
@@ -111,7 +111,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
           ':inProgress': { S: 'IN_PROGRESS' }
         },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD'
-      }))
+      }), abortable(options))
       return undefined
     } catch (error) {
       if (isConditionFailure(error)) {
@@ -123,7 +123,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     }
   }
 
-  async complete (key: string, leaseToken: string, outcome: { expiry: number, responseData?: string }): Promise<boolean> {
+  async complete (key: string, leaseToken: string, outcome: { expiry: number, responseData?: string }, options?: StoreCallOptions): Promise<boolean> {
     const n = this.#names
     const values: Item = { ':status': { S: 'COMPLETED' }, ':expiry': { N: String(outcome.expiry) } }
     let update = 'SET #status = :status, #expiry = :expiry'
@@ -132,24 +132,24 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
       update += ', #data = :data REMOVE #error'
       values[':data'] = { S: outcome.responseData }
     }
-    return this.#fenced('complete', key, leaseToken, update, { '#data': n.responseDataAttr, '#error': n.errorAttr }, values)
+    return this.#fenced('complete', key, leaseToken, update, { '#data': n.responseDataAttr, '#error': n.errorAttr }, values, options)
   }
 
-  async fail (key: string, leaseToken: string, outcome: { expiry: number, error: StoredError }): Promise<boolean> {
+  async fail (key: string, leaseToken: string, outcome: { expiry: number, error: StoredError }, options?: StoreCallOptions): Promise<boolean> {
     const values: Item = {
       ':status': { S: 'FAILED' },
       ':expiry': { N: String(outcome.expiry) },
       ':error': { M: { name: { S: outcome.error.name }, message: { S: outcome.error.message }, ...(outcome.error.code === undefined ? {} : { code: { S: outcome.error.code } }) } }
     }
     return this.#fenced('fail', key, leaseToken, 'SET #status = :status, #expiry = :expiry, #error = :error REMOVE #data',
-      { '#error': this.#names.errorAttr, '#data': this.#names.responseDataAttr }, values)
+      { '#error': this.#names.errorAttr, '#data': this.#names.responseDataAttr }, values, options)
   }
 
-  async release (key: string, leaseToken: string): Promise<boolean> {
-    return this.#fenced('release', key, leaseToken, undefined, {}, {})
+  async release (key: string, leaseToken: string, options?: StoreCallOptions): Promise<boolean> {
+    return this.#fenced('release', key, leaseToken, undefined, {}, {}, options)
   }
 
-  async read (keys: readonly string[]): Promise<Map<string, IdempotencyRecord>> {
+  async read (keys: readonly string[], options?: StoreCallOptions): Promise<Map<string, IdempotencyRecord>> {
     const found = new Map<string, IdempotencyRecord>()
     // BatchGetItem refuses a request that names a key twice.
     const unique = [...new Set(keys)]
@@ -161,7 +161,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
         const output = await this.#client.send(new BatchGetItemCommand({
           // A claim decision needs the latest write, so reads are strongly consistent.
           RequestItems: { [this.tableName]: { Keys: chunk.map((key) => this.#keyOf(key)), ConsistentRead: true } }
-        }))
+        }), abortable(options))
         // Keys left in UnprocessedKeys are simply not returned: the caller claims them instead.
         for (const item of output.Responses?.[this.tableName] ?? []) {
           const record = this.#fromItem(item)
@@ -174,10 +174,10 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     return found
   }
 
-  async commit (key: string, leaseToken: string, outcome: CommitOutcome, writes: readonly TransactItem[], claim?: { nowMs: number }): Promise<CommitResult> {
+  async commit (key: string, leaseToken: string, outcome: CommitOutcome, writes: readonly TransactItem[], claim?: { nowMs: number }, options?: StoreCallOptions): Promise<CommitResult> {
     try {
       await this.#fit.ready()
-      return await commitTransaction({ client: this.#client, tableName: this.tableName, key: this.#keyOf(key), names: this.#names, fromItem: (item) => this.#fromItem(item) }, leaseToken, outcome, writes, claim)
+      return await commitTransaction({ client: this.#client, tableName: this.tableName, key: this.#keyOf(key), names: this.#names, fromItem: (item) => this.#fromItem(item), ...abortable(options) }, leaseToken, outcome, writes, claim)
     } catch (error) {
       throw await this.#storeError('commit', key, error)
     }
@@ -188,7 +188,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
   }
 
   async #fenced (operation: 'complete' | 'fail' | 'release', key: string, leaseToken: string,
-    update: string | undefined, names: Record<string, string>, values: Item): Promise<boolean> {
+    update: string | undefined, names: Record<string, string>, values: Item, options: StoreCallOptions | undefined): Promise<boolean> {
     const n = this.#names
     const common = {
       TableName: this.tableName,
@@ -204,7 +204,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     try {
       await this.#client.send(update === undefined
         ? new DeleteItemCommand(common)
-        : new UpdateItemCommand({ ...common, UpdateExpression: update }))
+        : new UpdateItemCommand({ ...common, UpdateExpression: update }), abortable(options))
       return true
     } catch (error) {
       if (isConditionFailure(error)) return false
@@ -228,6 +228,13 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     return storeErrorOf(this.tableName, this.#names, operation, key, error, await this.#fit.explain(error))
   }
 }
+
+/**
+ * The SDK's options for a call the lifecycle may give up: an aborted request is closed, so a
+ * blackholed endpoint does not keep a socket of the client's pool for the rest of the process.
+ */
+const abortable = (options: StoreCallOptions | undefined): { abortSignal?: AbortSignal } =>
+  options?.signal === undefined ? {} : { abortSignal: options.signal }
 
 const isConditionFailure = (error: unknown): boolean =>
   (error as { name?: string } | undefined)?.name === 'ConditionalCheckFailedException'

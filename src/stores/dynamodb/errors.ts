@@ -1,3 +1,4 @@
+import { errorText } from '../../error-text.js'
 import { IdempotencyStoreError, type StoreOperation } from '../../errors.js'
 import type { AttributeNames } from './types.js'
 
@@ -19,7 +20,7 @@ const ACTION: Record<StoreOperation, string> = {
 export const storeErrorOf = (tableName: string, names: AttributeNames, operation: StoreOperation, key: string | undefined, error: unknown, explained?: string): IdempotencyStoreError => {
   const { name = 'Error', message = String(error) } = (error ?? {}) as { name?: string, message?: string }
   const what = `${operation} on table ${tableName}${key === undefined ? '' : ` for key ${key}`} failed`
-  let why = `${name}: ${message}`
+  let why = errorText(error)
   if (explained !== undefined) {
     why = explained
   } else if (name === 'ResourceNotFoundException') {

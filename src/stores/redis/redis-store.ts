@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto'
 import { IdempotencyConfigError, IdempotencyStoreError, type StoredError, type StoreOperation } from '../../errors.js'
+import { errorText } from '../../error-text.js'
 import { refuseUnknownOptions } from '../../unknown-options.js'
-import type { ClaimRecord, IdempotencyRecord, IdempotencyStore, StoreLimits, WriteOptions } from '../store.js'
+import type { ClaimRecord, IdempotencyRecord, IdempotencyStore, StoreLimits, StoreCallOptions } from '../store.js'
 import { connect, type RedisClientLike } from './connect.js'
 import { isCrossSlot, isNoScript, type RedisConnection } from './connection.js'
 import { completedBody, failedBody, fitsHeader, recordOf } from './record.js'
@@ -122,7 +123,7 @@ export class RedisStore implements IdempotencyStore {
     this.limits = { maxResponseBytes, maxReadKeys: MAX_READ_KEYS, concurrency: CONCURRENCY }
   }
 
-  async claim (record: ClaimRecord, nowMs: number, { clockSkewMs }: WriteOptions = {}): Promise<IdempotencyRecord | undefined> {
+  async claim (record: ClaimRecord, nowMs: number, { clockSkewMs }: StoreCallOptions = {}): Promise<IdempotencyRecord | undefined> {
     const { leaseToken, payloadHash = '' } = record
     if (leaseToken === '' || !fitsHeader(leaseToken) || !fitsHeader(payloadHash)) this.#fault('claim', record.key, 'an empty lease token, or a lease token or payload hash with a line break, cannot be stored')
     const reply = await this.#run('claim', record.key, [
@@ -133,11 +134,11 @@ export class RedisStore implements IdempotencyStore {
     return this.#record('claim', record.key, reply) ?? this.#fault('claim', record.key, 'the claim was refused with no record in the way')
   }
 
-  async complete (key: string, leaseToken: string, outcome: { expiry: number, responseData?: string }, { clockSkewMs }: WriteOptions = {}): Promise<boolean> {
+  async complete (key: string, leaseToken: string, outcome: { expiry: number, responseData?: string }, { clockSkewMs }: StoreCallOptions = {}): Promise<boolean> {
     return await this.#fenced('complete', key, [leaseToken, String(outcome.expiry), completedBody(outcome.responseData), String(expireAt(outcome.expiry, clockSkewMs))])
   }
 
-  async fail (key: string, leaseToken: string, outcome: { expiry: number, error: StoredError }, { clockSkewMs }: WriteOptions = {}): Promise<boolean> {
+  async fail (key: string, leaseToken: string, outcome: { expiry: number, error: StoredError }, { clockSkewMs }: StoreCallOptions = {}): Promise<boolean> {
     return await this.#fenced('fail', key, [leaseToken, String(outcome.expiry), failedBody(outcome.error), String(expireAt(outcome.expiry, clockSkewMs))])
   }
 
@@ -227,10 +228,10 @@ export class RedisStore implements IdempotencyStore {
 
   #error (operation: StoreOperation, key: string | undefined, error: unknown): IdempotencyStoreError {
     const where = key === undefined ? '' : ` of key ${this.#prefix + key}`
-    const { name = 'Error', message = String(error) } = (error ?? {}) as { name?: string, message?: string }
+    const text = errorText(error)
     // A server older than Redis 6.2 refuses SET's PXAT as a syntax error, which says nothing of why.
-    const hint = /\bsyntax error\b/i.test(message) && operation !== 'read' && operation !== 'release' ? ' (RedisStore needs Redis OSS 6.2 or later, or Valkey: its writes use SET … PXAT)' : ''
-    return new IdempotencyStoreError(operation, `${operation}${where} on Redis (${this.#connection.family}) failed: ${name}: ${message}${hint}`,
+    const hint = /\bsyntax error\b/i.test(text) && operation !== 'read' && operation !== 'release' ? ' (RedisStore needs Redis OSS 6.2 or later, or Valkey: its writes use SET … PXAT)' : ''
+    return new IdempotencyStoreError(operation, `${operation}${where} on Redis (${this.#connection.family}) failed: ${text}${hint}`,
       { ...(key === undefined ? {} : { key }), cause: error })
   }
 }

@@ -1,0 +1,138 @@
+import { afterEach, describe, expect, test } from '@jest/globals'
+import middy from '@middy/core'
+import type { SQSEvent, SQSRecord } from 'aws-lambda'
+import { Redis } from 'ioredis'
+import { createClient } from 'redis'
+import { idempotency, IdempotencyStoreError, perRecord, type IdempotencyStore } from '../../../src/index.js'
+import { DynamoDBStore } from '../../../src/dynamodb.js'
+import { RedisStore } from '../../../src/redis.js'
+import { blackhole, closedPort } from '../../support/blackhole.js'
+import { endpoint, freshTable, localClient } from '../../support/dynamodb.js'
+import { sqsPartialBatchFailure } from '../../support/middy.js'
+import { failedIds, lambdaContext, recordingLogger, redelivered, sqsEvent, sqsRecord } from '../../support/sqs.js'
+
+// A store that never answers (a blackholed DynamoDB endpoint, a Redis that is down with the
+// client's defaults queueing commands offline) must not keep Lambda past its deadline: every
+// store call is given up at the deadline less timeoutMarginMs, Lambda gets its answer with the
+// unfinished records failed, and the log names the call that hung. The deadline is that of a
+// Lambda context following a real clock, 3 s away; the answer must come before it.
+
+const cleanups: Array<() => Promise<unknown> | unknown> = []
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
+})
+
+/** A Lambda context whose deadline is `ms` from now, and that deadline. */
+const invocation = (ms: number) => {
+  const deadline = Date.now() + ms
+  return { deadline, context: lambdaContext(() => deadline - Date.now()) }
+}
+
+/** The error fields of every line the log was given. */
+const loggedErrors = (logger: ReturnType<typeof recordingLogger>): string[] =>
+  logger.lines.map((line) => String((line.entry as { error?: { message?: string } }).error?.message))
+
+const hungStores: Array<[string, () => Promise<IdempotencyStore>]> = [
+  ['DynamoDBStore on a TCP blackhole', async () => {
+    const hole = await blackhole()
+    cleanups.push(hole.close)
+    return new DynamoDBStore({ tableName: 'never-answers', client: localClient({ endpoint: hole.url }) })
+  }],
+  ['RedisStore with a node-redis client (defaults) on a closed port', async () => {
+    const client = createClient({ url: `redis://127.0.0.1:${await closedPort()}` })
+    client.on('error', () => {})
+    // What a handler module does at cold start: connect without waiting, and go on.
+    client.connect().catch(() => {})
+    cleanups.push(() => { client.destroy() })
+    return new RedisStore({ client })
+  }],
+  ['RedisStore with an ioredis client (defaults) on a closed port', async () => {
+    const client = new Redis(await closedPort(), '127.0.0.1')
+    client.on('error', () => {})
+    cleanups.push(() => { client.disconnect() })
+    return new RedisStore({ client })
+  }]
+]
+
+describe.each(hungStores)('%s', (_name, hungStore) => {
+  test('an SQS batch is answered before the deadline, every record reported failed, the hung claim named in the log', async () => {
+    const logger = recordingLogger()
+    let ran = 0
+    const handler = middy<SQSEvent>()
+      .use(sqsPartialBatchFailure({ logger: false as never }))
+      .use(idempotency({ store: await hungStore(), namespace: 'hung', logger, timeoutMarginMs: 1000 }))
+      .handler(perRecord(async () => { ran++ }))
+    const records = [sqsRecord({ n: 1 }), sqsRecord({ n: 2 }), sqsRecord({ n: 3 }, { receiveCount: 2 })]
+    const { deadline, context } = invocation(3000)
+    const response = await handler(sqsEvent(records), context)
+    expect(Date.now()).toBeLessThan(deadline)
+    expect(failedIds(response)).toEqual(records.map((r) => r.messageId))
+    expect(ran).toBe(0)
+    expect(loggedErrors(logger)).toContainEqual(expect.stringMatching(/^claim of key hung#\S+ did not answer within \d+ ms/))
+  })
+
+  test('a whole event fails before the deadline with an IdempotencyStoreError naming the hung claim; the handler does not run', async () => {
+    let ran = 0
+    const handler = middy<{ orderId: string }>()
+      .use(idempotency({ store: await hungStore(), namespace: 'hung', logger: false, timeoutMarginMs: 1000 }))
+      .handler(async () => { ran++; return 'charged' })
+    const { deadline, context } = invocation(3000)
+    const error = await handler({ orderId: 'o-1' }, context).catch((e: unknown) => e)
+    expect(Date.now()).toBeLessThan(deadline)
+    expect(error).toBeInstanceOf(IdempotencyStoreError)
+    expect(error).toMatchObject({ operation: 'claim', message: expect.stringMatching(/^claim of key hung#\S+ did not answer within \d+ ms/) })
+    expect(ran).toBe(0)
+  })
+})
+
+test('node-redis\'s TimeoutError, which has no message, is named by its class', async () => {
+  const client = createClient({ url: `redis://127.0.0.1:${await closedPort()}` })
+  client.on('error', () => {})
+  client.connect().catch(() => {})
+  cleanups.push(() => { client.destroy() })
+  const logger = recordingLogger()
+  const handler = middy<SQSEvent>()
+    .use(sqsPartialBatchFailure({ logger: false as never }))
+    .use(idempotency({ store: new RedisStore({ client }), namespace: 'hung', logger, timeoutMarginMs: 1000 }))
+    .handler(perRecord(async () => 'ok'))
+  // A deadline far enough for node-redis to give up on its own first (it does after 5 s).
+  const record = sqsRecord({ n: 1 })
+  expect(failedIds(await handler(sqsEvent([record]), invocation(15_000).context))).toEqual([record.messageId])
+  expect(loggedErrors(logger)).toContainEqual(expect.stringMatching(/^claim of key hung#\S+ on Redis \(node-redis client.*\) failed: TimeoutError \(no message\)$/))
+})
+
+test('a completion that hangs after the work ran: the record is reported failed and keeps its lease (onFailure delete does not release it)', async () => {
+  const table = await freshTable()
+  cleanups.push(table.drop)
+  const { hostname, port } = new URL(endpoint())
+  const proxy = await blackhole({ host: hostname, port: Number(port) })
+  cleanups.push(proxy.close)
+  const store = new DynamoDBStore({ tableName: table.tableName, client: localClient({ endpoint: proxy.url }) })
+  const logger = recordingLogger()
+  let runs = 0
+  const consumer = (now?: () => number) => middy<SQSEvent>()
+    .use(sqsPartialBatchFailure({ logger: false as never }))
+    .use(idempotency({ store, namespace: 'hung-completion', logger, timeoutMarginMs: 2000, onFailure: 'delete', ...(now === undefined ? {} : { now }) }))
+    .handler(perRecord(async (_record: SQSRecord) => {
+      runs++
+      // The first run's work is done; from here on the store answers nothing.
+      if (runs === 1) proxy.hold()
+      return 'charged'
+    }))
+  const record = sqsRecord({ orderId: 'o-1' })
+  const { deadline, context } = invocation(4000)
+  expect(failedIds(await consumer()(sqsEvent([record]), context))).toEqual([record.messageId])
+  expect(Date.now()).toBeLessThan(deadline)
+  expect(runs).toBe(1)
+  expect(loggedErrors(logger)).toContainEqual(expect.stringMatching(/^complete of key hung-completion#\S+ did not answer within \d+ ms/))
+
+  proxy.lift()
+  // The completion may have landed or not; it did not here (the proxy swallowed it), so the
+  // record stays ours until its lease (the first invocation's deadline) lapses.
+  expect(await table.items()).toEqual([expect.objectContaining({ status: 'IN_PROGRESS', inProgressExpiry: expect.any(Number) })])
+  expect(failedIds(await consumer()(sqsEvent([redelivered(record)]), lambdaContext()))).toEqual([record.messageId])
+  expect(runs).toBe(1)
+  // Once the lease has lapsed, a redelivery runs it (the work's own idempotency is then the guard).
+  expect(failedIds(await consumer(() => deadline + 1000)(sqsEvent([redelivered(record)]), lambdaContext()))).toEqual([])
+  expect(runs).toBe(2)
+})

@@ -1,0 +1,43 @@
+/**
+ * An error's class as a message can name it: its `name`, or, for a subclass that sets none of
+ * its own (node-redis's `TimeoutError`, whose `name` is `Error`), its constructor's.
+ *
+ * @example
+ * ```ts
+ * errorName(new (class TimeoutError extends Error {})()) // 'TimeoutError'
+ * ```
+ */
+export const errorName = (error: unknown): string => {
+  const { name, constructor } = (error ?? {}) as { name?: unknown, constructor?: { name?: unknown } }
+  if (typeof name === 'string' && name !== '' && name !== 'Error') return name
+  return typeof constructor?.name === 'string' && constructor.name !== '' && constructor.name !== 'Object' ? constructor.name : 'Error'
+}
+
+/**
+ * An error's own words for a message: its `message`, or, when it has none (node-redis's
+ * `TimeoutError`), its class and `(no message)`, never an empty string.
+ *
+ * @example
+ * ```ts
+ * errorMessage(new (class TimeoutError extends Error {})()) // 'TimeoutError (no message)'
+ * ```
+ */
+export const errorMessage = (error: unknown): string => {
+  const message = (error as { message?: unknown } | null | undefined)?.message
+  if (typeof message === 'string' && message !== '') return message
+  return error instanceof Error ? `${errorName(error)} (no message)` : String(error)
+}
+
+/**
+ * `name: message` of an error, as a store error quotes its cause; `TimeoutError (no message)`
+ * for one without a message.
+ *
+ * @example
+ * ```ts
+ * errorText(new RangeError('too big')) // 'RangeError: too big'
+ * ```
+ */
+export const errorText = (error: unknown): string => {
+  const message = (error as { message?: unknown } | null | undefined)?.message
+  return typeof message === 'string' && message !== '' ? `${errorName(error)}: ${message}` : errorMessage(error)
+}
