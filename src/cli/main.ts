@@ -5,7 +5,7 @@ import { STATUSES } from '../operator/table.js'
 import type { RecordStatus } from '../stores/store.js'
 import { namespaceProblem } from '../options.js'
 import { IdempotencyConfigError } from '../errors.js'
-import { openBackend, TABLE_FLAGS, UsageError, type Backend, type StoreFlags } from './backend.js'
+import { asFlags, openBackend, TABLE_FLAGS, UsageError, type Backend, type StoreFlags } from './backend.js'
 import { inspectText, keysText, listText, releaseText } from './format.js'
 import { keysOf } from './keys.js'
 import { HELP } from './help.js'
@@ -76,8 +76,11 @@ export const run = async (argv: readonly string[], io: Io): Promise<number> => {
       io.err(`middy-idempotency ${name}: ${error.message}\n\n${HELP[name]}`)
       return USAGE
     }
-    const { name: kind = 'Error', message = String(error) } = (error ?? {}) as { name?: string, message?: string }
-    if (json) io.out(JSON.stringify({ error: { name: kind, message } }))
+    const { name: kind = 'Error', message: said = String(error), operation, key } = (error ?? {}) as { name?: string, message?: string, operation?: string, key?: string }
+    // A DynamoDB store's messages name its options: here they are flags.
+    const message = typeof values.table === 'string' ? asFlags(said) : said
+    // One shape, whichever store failed: name, the store operation and key when there are, message.
+    if (json) io.out(JSON.stringify({ error: { name: kind, ...(operation === undefined ? {} : { operation }), ...(key === undefined ? {} : { key }), message } }))
     io.err(`middy-idempotency ${name}: ${error instanceof IdempotencyError ? message : `${kind}: ${message}`}`)
     return REFUSED
   }
@@ -109,12 +112,21 @@ interface Asked { key: string, status: RecordStatus | undefined, force: boolean,
 
 const commands: Record<Exclude<Command, 'key'>, (backend: Backend, asked: Asked, io: Io) => Promise<number>> = {
   list: async (backend, { status, json }, io) => {
+    let skipped = 0
     const views = await backend.list({
       ...(status === undefined ? {} : { status }),
-      ...(io.progress === undefined ? {} : { onPage: (read: number) => io.progress?.(`scanned ${read} records…`) })
+      onPage: (read: number, skippedSoFar: number) => {
+        skipped = skippedSoFar
+        io.progress?.(`scanned ${read} records…`)
+      }
     })
     io.progress?.('')
     io.out(json ? JSON.stringify(views) : listText(views))
+    // On stderr, so that --json stays one document: what was left out, and the likely why.
+    if (skipped > 0) {
+      io.err(`middy-idempotency list: ${skipped} ${skipped === 1 ? 'item that is not a record was' : 'items that are not records were'} skipped ` +
+        '(another library\'s records or other rows in a shared table, or records whose attribute names differ: pass the store\'s --*-attr flags)')
+    }
     return DONE
   },
   inspect: async (backend, { key, json }, io) => {

@@ -31,16 +31,18 @@ export const recordTable = (store: DynamoDBStore): RecordTable => {
     const why = isKeySchemaMismatch(error) ? await explainKeySchemaMismatch(client, tableName, n, error) : `${name}: ${message}`
     return new IdempotencyStoreError(operation, `${request} on table ${tableName}${key === undefined ? '' : ` for key ${key}`} failed: ${why}`, { ...(key === undefined ? {} : { key }), cause: error })
   }
+  const getItem = async (key: string): Promise<Item | undefined> =>
+    (await client.send(new GetItemCommand({ TableName: tableName, Key: keyItem(n, sortKeyValue, key), ConsistentRead: true }))).Item
   const read = async (key: string): Promise<Item | undefined> => {
     try {
-      return (await client.send(new GetItemCommand({ TableName: tableName, Key: keyItem(n, sortKeyValue, key), ConsistentRead: true }))).Item
+      return await getItem(key)
     } catch (error) {
       throw await failed('read', 'GetItem', key, error)
     }
   }
   return {
     where: `table ${tableName}`,
-    pages: (filter) => scan(access, filter, read, async (error) => await failed('read', 'Scan', undefined, error)),
+    pages: (filter) => scan(access, filter, getItem, async (error) => await failed('read', 'Scan', undefined, error)),
     get: async (key) => {
       const item = await read(key)
       if (item === undefined) return undefined
@@ -86,8 +88,12 @@ const RELEASABLE: readonly RecordStatus[] = ['IN_PROGRESS', 'FAILED']
  * nothing), so one GetItem of a key no record has checks the schema first.
  */
 async function* scan ({ client, tableName, names: n, sortKeyValue }: TableAccess, { status, pageSize }: { status?: string, pageSize?: number },
-  read: (key: string) => Promise<unknown>, failed: (error: unknown) => Promise<Error>): AsyncIterable<RecordPage> {
-  await read(SCHEMA_PROBE_KEY)
+  getItem: (key: string) => Promise<unknown>, failed: (error: unknown) => Promise<Error>): AsyncIterable<RecordPage> {
+  try {
+    await getItem(SCHEMA_PROBE_KEY)
+  } catch (error) {
+    throw await failed(error)
+  }
   const filters = ['attribute_exists(#status)']
   const attributeNames: Record<string, string> = { '#status': n.statusAttr }
   const values: Item = {}
