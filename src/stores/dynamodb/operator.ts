@@ -159,7 +159,9 @@ export const inspectRecord = async (store: DynamoDBStore, key: string, options: 
 
 /**
  * Deletes a FAILED record, or an IN_PROGRESS one whose lease lapsed (a live lease only with
- * `force`), so that the next delivery runs; never a COMPLETED one. The delete is conditioned on
+ * `force`), so that the next delivery runs; never a COMPLETED one, and never an item that is not
+ * a record of this store (another library's, an application's row): that throws an
+ * `IdempotencyStoreError` saying what it is missing. The delete is conditioned on
  * the token and status it read: a record completed or taken over meanwhile is left alone.
  *
  * @example

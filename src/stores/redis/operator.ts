@@ -125,7 +125,9 @@ export const inspectRecord = async (store: RedisStore, key: string, options: { n
 
 /**
  * Deletes a FAILED record, or an IN_PROGRESS one whose lease lapsed (a live lease only with
- * `force`), so that the next delivery runs; never a COMPLETED one. One script checks the token
+ * `force`), so that the next delivery runs; never a COMPLETED one, and never an item that is not
+ * a record of this store (another library's, an application's row): that throws an
+ * `IdempotencyStoreError` saying what it is missing. One script checks the token
  * and status read (and the lapsed lease) and deletes, atomically.
  *
  * @example
