@@ -42,6 +42,15 @@ const isSelector = (value: unknown): boolean =>
 
 const positiveInteger = (value: unknown): boolean => Number.isSafeInteger(value) && (value as number) > 0
 
+/**
+ * What is wrong with a namespace, or undefined. A stored key is namespace#hash, or
+ * namespace#tenant#hash: a '#' of the namespace's own would make namespace 'orders#acme' read as
+ * tenant acme of namespace 'orders'.
+ */
+export const namespaceProblem = (namespace: string): string | undefined => namespace.includes('#')
+  ? `namespace must not contain '#' (got '${namespace}'): '#' separates the namespace from the tenant in a stored key, so another function's tenant could read as this namespace`
+  : undefined
+
 /** The `namespace` option's default: the function's name, so two functions never share keys. */
 export const defaultNamespace = (): string => process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'middy-idempotency'
 
@@ -60,9 +69,7 @@ export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => 
     (options.expiresAfterSeconds !== undefined && !positiveInteger(options.expiresAfterSeconds) && 'expiresAfterSeconds must be a positive integer') ||
     (options.onFailure !== undefined && !['delete', 'fail'].includes(options.onFailure as string) && typeof options.onFailure !== 'function' && "onFailure must be 'delete', 'fail' or a function") ||
     (options.namespace !== undefined && (typeof options.namespace !== 'string' || options.namespace === '') && 'namespace must be a non-empty string') ||
-    // A stored key is namespace#hash, or namespace#tenant#hash: a '#' of the namespace's own would
-    // make namespace 'orders#acme' read as tenant acme of namespace 'orders'.
-    (typeof options.namespace === 'string' && options.namespace.includes('#') && `namespace must not contain '#' (got '${options.namespace}'): '#' separates the namespace from the tenant in a stored key, so another function's tenant could read as this namespace`) ||
+    (typeof options.namespace === 'string' && namespaceProblem(options.namespace)) ||
     (options.mode !== undefined && !['auto', 'sqs', 'kinesis', 'dynamodb', 'kafka', 'event'].includes(options.mode) && "mode must be 'auto', 'sqs', 'kinesis', 'dynamodb', 'kafka' or 'event'") ||
     (options.concurrency !== undefined && !positiveInteger(options.concurrency) && 'concurrency must be a positive integer') ||
     (options.localCacheSize !== undefined && !(Number.isSafeInteger(options.localCacheSize) && options.localCacheSize >= 0) && 'localCacheSize must be an integer of 0 or more') ||

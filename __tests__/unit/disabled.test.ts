@@ -9,6 +9,7 @@ afterEach(() => { process.env = { ...savedEnv } })
 const localRun = (): void => {
   delete process.env.AWS_LAMBDA_FUNCTION_NAME
   delete process.env.AWS_SAM_LOCAL
+  delete process.env.AWS_LAMBDA_INITIALIZATION_TYPE
   process.env.MIDDY_IDEMPOTENCY_DISABLED = 'true'
 }
 
@@ -54,11 +55,38 @@ test('in AWS Lambda the switch is refused: idempotency stays on, and every invoc
   expect(calls).toBe(1)
 })
 
-test.each(['false', '0', '', 'no'])('MIDDY_IDEMPOTENCY_DISABLED=%j leaves idempotency on', async (value) => {
+test.each(['false', '0', ''])('MIDDY_IDEMPOTENCY_DISABLED=%j leaves idempotency on, quietly', async (value) => {
   localRun()
   process.env.MIDDY_IDEMPOTENCY_DISABLED = value
   const store = new MemoryStore()
-  const handler = middy<{ id: string }, number>().use(idempotency({ store, key: 'id', logger: false })).handler(async () => 1)
+  const logger = recordingLogger()
+  const handler = middy<{ id: string }, number>().use(idempotency({ store, key: 'id', logger })).handler(async () => 1)
   await handler({ id: 'a' }, lambdaContext())
   expect(store.records()).toHaveLength(1)
+  expect(logger.lines).toEqual([])
+})
+
+test.each(['yes', 'on', 'disabled'])('MIDDY_IDEMPOTENCY_DISABLED=%j is not recognised: idempotency stays on, and the value is named in a warning', async (value) => {
+  localRun()
+  process.env.MIDDY_IDEMPOTENCY_DISABLED = value
+  const store = new MemoryStore()
+  const logger = recordingLogger()
+  const handler = middy<{ id: string }, number>().use(idempotency({ store, key: 'id', logger })).handler(async () => 1)
+  await handler({ id: 'a' }, lambdaContext())
+  expect(store.records()).toHaveLength(1)
+  expect(logger.lines).toEqual([{ level: 'warn', entry: { message: expect.stringContaining(`MIDDY_IDEMPOTENCY_DISABLED=${JSON.stringify(value)} is not recognised (true or 1 turns idempotency off; false or 0 leaves it on): idempotency stays on`) } }])
+})
+
+test('a deployed function with AWS_SAM_LOCAL=true copied into its configuration still refuses the switch: Lambda itself sets AWS_LAMBDA_INITIALIZATION_TYPE', async () => {
+  localRun()
+  // What a real execution environment has: the reserved variables Lambda sets, and the two copied from a local setup.
+  Object.assign(process.env, { AWS_LAMBDA_FUNCTION_NAME: 'orders', AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand', AWS_SAM_LOCAL: 'true' })
+  const store = new MemoryStore()
+  const logger = recordingLogger()
+  let runs = 0
+  const handler = middy<{ id: string }, number>().use(idempotency({ store, key: 'id', logger })).handler(async () => ++runs)
+  await handler({ id: 'a' }, lambdaContext())
+  await handler({ id: 'a' }, lambdaContext())
+  expect(runs).toBe(1)
+  expect(logger.lines).toEqual([1, 2].map(() => ({ level: 'error', entry: { message: expect.stringMatching(/MIDDY_IDEMPOTENCY_DISABLED is ignored in AWS Lambda/) } })))
 })

@@ -1,3 +1,4 @@
+import { IdempotencyConfigError, IdempotencyStoreError } from '../errors.js'
 import type { ListOptions, RecordView, ReleaseResult } from '../operator/records.js'
 
 /** The store a command works on, whichever it is: the functions of its entry point, bound to it. */
@@ -16,7 +17,27 @@ export class UsageError extends Error {
   }
 }
 
-export interface StoreFlags { table?: string, redis?: string, prefix?: string, keyAttr?: string, sortKeyAttr?: string, sortKeyValue?: string }
+/** Each DynamoDBStore option that names where a record keeps its parts, as the flag that sets it. */
+export const TABLE_FLAGS = {
+  'key-attr': 'keyAttr',
+  'sort-key-attr': 'sortKeyAttr',
+  'sort-key-value': 'sortKeyValue',
+  'status-attr': 'statusAttr',
+  'expiry-attr': 'expiryAttr',
+  'in-progress-expiry-attr': 'inProgressExpiryAttr',
+  'lease-token-attr': 'leaseTokenAttr',
+  'payload-hash-attr': 'payloadHashAttr',
+  'response-data-attr': 'responseDataAttr',
+  'error-attr': 'errorAttr'
+} as const
+
+type TableOption = typeof TABLE_FLAGS[keyof typeof TABLE_FLAGS]
+
+export interface StoreFlags { table?: string, redis?: string, prefix?: string, tableOptions?: Partial<Record<TableOption, string>> }
+
+/** `text` with each DynamoDBStore option name it mentions written as its flag (`leaseTokenAttr` → `--lease-token-attr`). */
+export const asFlags = (text: string): string =>
+  Object.entries(TABLE_FLAGS).reduce((out, [flag, option]) => out.replace(new RegExp(`\\b${option}\\b`, 'g'), `--${flag}`), text)
 
 /**
  * The store the flags name. Each store's module (and its client) is imported only for it: a
@@ -24,25 +45,30 @@ export interface StoreFlags { table?: string, redis?: string, prefix?: string, k
  */
 export const openBackend = async (flags: StoreFlags): Promise<Backend> => {
   if ((flags.table === undefined) === (flags.redis === undefined)) throw new UsageError('name the store: --table NAME (DynamoDB) or --redis URL (Redis), one of them')
+  const tableOptions = flags.tableOptions ?? {}
   if (flags.table !== undefined) {
-    if (flags.prefix !== undefined) throw new UsageError('--prefix is for --redis; a DynamoDB table has --key-attr, --sort-key-attr and --sort-key-value')
-    return await dynamodb(flags.table, flags)
+    if (flags.prefix !== undefined) throw new UsageError('--prefix is for --redis; a DynamoDB table has --key-attr, --sort-key-attr, --sort-key-value and the other --*-attr flags')
+    return await dynamodb(flags.table, tableOptions)
   }
-  if (flags.keyAttr !== undefined || flags.sortKeyAttr !== undefined || flags.sortKeyValue !== undefined) throw new UsageError('--key-attr, --sort-key-attr and --sort-key-value are for --table')
+  const given = Object.keys(tableOptions)
+  if (given.length > 0) throw new UsageError(`${given.map((option) => asFlags(option)).join(', ')} ${given.length === 1 ? 'is' : 'are'} for --table (a Redis record keeps its parts in one value)`)
   return await redis(flags.redis as string, flags.prefix ?? '')
 }
 
-const dynamodb = async (tableName: string, flags: StoreFlags): Promise<Backend> => {
+const dynamodb = async (tableName: string, tableOptions: Partial<Record<TableOption, string>>): Promise<Backend> => {
   // Region, credentials and AWS_ENDPOINT_URL_DYNAMODB as the SDK reads them.
   const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb')
   const { DynamoDBStore, listRecords, inspectRecord, releaseRecord } = await import('../dynamodb.js')
   const client = new DynamoDBClient({})
-  const store = new DynamoDBStore({
-    tableName, client,
-    ...(flags.keyAttr === undefined ? {} : { keyAttr: flags.keyAttr }),
-    ...(flags.sortKeyAttr === undefined ? {} : { sortKeyAttr: flags.sortKeyAttr }),
-    ...(flags.sortKeyValue === undefined ? {} : { sortKeyValue: flags.sortKeyValue })
-  })
+  let store: InstanceType<typeof DynamoDBStore>
+  try {
+    store = new DynamoDBStore({ tableName, client, ...tableOptions })
+  } catch (error) {
+    client.destroy()
+    // The flags set the store's options: a refusal of them is a usage error, in the flags' names.
+    if (error instanceof IdempotencyConfigError) throw new UsageError(asFlags(error.message.replace(/^DynamoDBStore: /, '')))
+    throw error
+  }
   return {
     list: async (options) => await listRecords(store, options),
     inspect: async (key) => await inspectRecord(store, key),
@@ -94,7 +120,16 @@ const redis = async (url: string, keyPrefix: string): Promise<Backend> => {
     throw new UsageError(`--redis takes a URL such as redis://localhost:6379 or rediss://user:password@host:6380, not ${JSON.stringify(url)}`)
   }
   const { RedisStore, listRecords, inspectRecord, releaseRecord } = await import('../redis.js')
-  const connected = await connectRedis(url)
+  let connected: Connected
+  try {
+    connected = await connectRedis(url)
+  } catch (error) {
+    if (error instanceof UsageError) throw error
+    // A store failure, as a DynamoDB one is: the same error, whichever store (the URL without its password).
+    const { name = 'Error', message = String(error) } = (error ?? {}) as { name?: string, message?: string }
+    const { protocol, host } = new URL(url)
+    throw new IdempotencyStoreError('read', `connecting to Redis at ${protocol}//${host} failed: ${name}: ${message}`, { cause: error })
+  }
   const store = new RedisStore({ client: connected.client as never, keyPrefix })
   return {
     list: async (options) => await listRecords(store, options),

@@ -3,6 +3,13 @@ const STORE = `Store (one of):
     --key-attr NAME         partition key attribute [idempotencyKey]
     --sort-key-attr NAME    sort key attribute, for a shared table [none]
     --sort-key-value VALUE  the records' sort key value [idempotency]
+    The attribute names, when the store renames them (DynamoDBStore's option of the same name):
+    --status-attr NAME  [status]            --expiry-attr NAME  [expiry]
+    --in-progress-expiry-attr NAME  [inProgressExpiry]
+    --lease-token-attr NAME  [leaseToken]   --payload-hash-attr NAME  [payloadHash]
+    --response-data-attr NAME  [responseData]   --error-attr NAME  [error]
+    An item without the attributes these name is not taken for a record: list skips it (and
+    says how many it skipped), inspect and release refuse it.
   --redis URL             Redis or Valkey server (redis://host:6379, rediss://...); needs redis or ioredis installed
     --prefix PREFIX         the RedisStore's keyPrefix [none]`
 
@@ -15,11 +22,11 @@ export const HELP = {
 Operate on the records of middy-idempotency.
 
 Commands:
-  list     [--status IN_PROGRESS|COMPLETED|FAILED] [--json]
+  list     (--table NAME | --redis URL) [--status IN_PROGRESS|COMPLETED|FAILED] [--json]
            list the records
-  inspect  KEY [--json]
+  inspect  KEY (--table NAME | --redis URL) [--json]
            show one record
-  release  KEY [--force] [--json]
+  release  KEY (--table NAME | --redis URL) [--force] [--json]
            delete a FAILED record, or an IN_PROGRESS one whose lease lapsed
   key      --event FILE [--key PATH] [--namespace NS] [--tenant T] [--json]
            the stored key of an event or of each record of a batch

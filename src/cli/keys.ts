@@ -1,3 +1,4 @@
+import { IdempotencyConfigError } from '../errors.js'
 import { defaultEventKey } from '../adapters/http.js'
 import { prepareRecords } from '../batch/claim-batch.js'
 import { compileSelector } from '../lifecycle/key.js'
@@ -20,6 +21,14 @@ export type KeysOf =
  * function in Lambda's tenant isolation mode.
  */
 export const keysOf = (input: unknown, options: { keyPath?: string, namespace?: string, tenant?: string } = {}): KeysOf => {
+  if (options.keyPath !== undefined) {
+    // A path that does not compile is the caller's mistake, said before any event is read.
+    try {
+      compileSelector(options.keyPath, 'key')
+    } catch (error) {
+      throw new IdempotencyConfigError(`key path: ${(error as Error).message}`)
+    }
+  }
   const namespace = options.namespace ?? defaultNamespace()
   // A function in Lambda's tenant isolation mode scopes every key by its invocation's tenant.
   const context = options.tenant === undefined ? undefined : { tenantId: options.tenant }

@@ -3,7 +3,9 @@ import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { IdempotencyError } from '../errors.js'
 import { STATUSES } from '../operator/table.js'
 import type { RecordStatus } from '../stores/store.js'
-import { openBackend, UsageError, type Backend, type StoreFlags } from './backend.js'
+import { namespaceProblem } from '../options.js'
+import { IdempotencyConfigError } from '../errors.js'
+import { asFlags, openBackend, TABLE_FLAGS, UsageError, type Backend, type StoreFlags } from './backend.js'
 import { inspectText, keysText, listText, releaseText } from './format.js'
 import { keysOf } from './keys.js'
 import { HELP } from './help.js'
@@ -20,6 +22,13 @@ const STORE_OPTIONS = {
   'key-attr': { type: 'string' },
   'sort-key-attr': { type: 'string' },
   'sort-key-value': { type: 'string' },
+  'status-attr': { type: 'string' },
+  'expiry-attr': { type: 'string' },
+  'in-progress-expiry-attr': { type: 'string' },
+  'lease-token-attr': { type: 'string' },
+  'payload-hash-attr': { type: 'string' },
+  'response-data-attr': { type: 'string' },
+  'error-attr': { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' }
 } as const satisfies ParseArgsConfig['options']
@@ -51,7 +60,7 @@ export const run = async (argv: readonly string[], io: Io): Promise<number> => {
   try {
     parsed = parseArgs({ args: [...rest], options: COMMAND_OPTIONS[name], allowPositionals: true, strict: true })
   } catch (error) {
-    io.err(`middy-idempotency ${name}: ${(error as Error).message}\n\n${HELP[name]}`)
+    io.err(`middy-idempotency ${name}: ${parseProblem(error)}\n\n${HELP[name]}`)
     return USAGE
   }
   const values = parsed.values as Record<string, string | boolean | undefined>
@@ -67,8 +76,11 @@ export const run = async (argv: readonly string[], io: Io): Promise<number> => {
       io.err(`middy-idempotency ${name}: ${error.message}\n\n${HELP[name]}`)
       return USAGE
     }
-    const { name: kind = 'Error', message = String(error) } = (error ?? {}) as { name?: string, message?: string }
-    if (json) io.out(JSON.stringify({ error: { name: kind, message } }))
+    const { name: kind = 'Error', message: said = String(error), operation, key } = (error ?? {}) as { name?: string, message?: string, operation?: string, key?: string }
+    // A DynamoDB store's messages name its options: here they are flags.
+    const message = typeof values.table === 'string' ? asFlags(said) : said
+    // One shape, whichever store failed: name, the store operation and key when there are, message.
+    if (json) io.out(JSON.stringify({ error: { name: kind, ...(operation === undefined ? {} : { operation }), ...(key === undefined ? {} : { key }), message } }))
     io.err(`middy-idempotency ${name}: ${error instanceof IdempotencyError ? message : `${kind}: ${message}`}`)
     return REFUSED
   }
@@ -79,10 +91,14 @@ const storeCommand = async (name: Exclude<Command, 'key'>, values: Record<string
   if (status !== undefined && !STATUSES.includes(status as RecordStatus)) throw new UsageError(`--status is one of ${STATUSES.join(', ')}, not ${JSON.stringify(status)}`)
   const wanted = name === 'list' ? 0 : 1
   if (positionals.length !== wanted) throw new UsageError(wanted === 0 ? `takes no KEY (got ${positionals.join(' ')})` : 'takes one KEY: the stored key, namespace#sha256 (see the key command)')
-  const flags: StoreFlags = {}
-  for (const [flag, option] of [['table', 'table'], ['redis', 'redis'], ['prefix', 'prefix'], ['keyAttr', 'key-attr'], ['sortKeyAttr', 'sort-key-attr'], ['sortKeyValue', 'sort-key-value']] as const) {
-    const value = values[option]
+  const flags: StoreFlags = { tableOptions: {} }
+  for (const flag of ['table', 'redis', 'prefix'] as const) {
+    const value = values[flag]
     if (typeof value === 'string') flags[flag] = value
+  }
+  for (const [flag, option] of Object.entries(TABLE_FLAGS)) {
+    const value = values[flag]
+    if (typeof value === 'string') (flags.tableOptions as Record<string, string>)[option] = value
   }
   const backend = await openBackend(flags)
   try {
@@ -96,12 +112,21 @@ interface Asked { key: string, status: RecordStatus | undefined, force: boolean,
 
 const commands: Record<Exclude<Command, 'key'>, (backend: Backend, asked: Asked, io: Io) => Promise<number>> = {
   list: async (backend, { status, json }, io) => {
+    let skipped = 0
     const views = await backend.list({
       ...(status === undefined ? {} : { status }),
-      ...(io.progress === undefined ? {} : { onPage: (read: number) => io.progress?.(`scanned ${read} records…`) })
+      onPage: (read: number, skippedSoFar: number) => {
+        skipped = skippedSoFar
+        io.progress?.(`scanned ${read} records…`)
+      }
     })
     io.progress?.('')
     io.out(json ? JSON.stringify(views) : listText(views))
+    // On stderr, so that --json stays one document: what was left out, and the likely why.
+    if (skipped > 0) {
+      io.err(`middy-idempotency list: ${skipped} ${skipped === 1 ? 'item that is not a record was' : 'items that are not records were'} skipped ` +
+        '(another library\'s records or other rows in a shared table, or records whose attribute names differ: pass the store\'s --*-attr flags)')
+    }
     return DONE
   },
   inspect: async (backend, { key, json }, io) => {
@@ -137,11 +162,29 @@ const keyCommand = async (values: Record<string, string | boolean | undefined>, 
   } catch (error) {
     throw new UsageError(`--event ${file}: ${(error as Error).message}`)
   }
-  const keys = keysOf(event, {
-    ...(typeof values.key === 'string' ? { keyPath: values.key } : {}),
-    ...(typeof values.namespace === 'string' ? { namespace: values.namespace } : {}),
-    ...(typeof values.tenant === 'string' ? { tenant: values.tenant } : {})
-  })
+  const problem = typeof values.namespace === 'string' ? namespaceProblem(values.namespace) : undefined
+  if (problem !== undefined) throw new UsageError(`--namespace: ${problem}`)
+  let keys
+  try {
+    keys = keysOf(event, {
+      ...(typeof values.key === 'string' ? { keyPath: values.key } : {}),
+      ...(typeof values.namespace === 'string' ? { namespace: values.namespace } : {}),
+      ...(typeof values.tenant === 'string' ? { tenant: values.tenant } : {})
+    })
+  } catch (error) {
+    // A path that cannot be compiled is how the command was called, not the event.
+    if (error instanceof IdempotencyConfigError) throw new UsageError(`--key: ${error.message}`)
+    throw error
+  }
   io.out(json ? JSON.stringify(keys) : keysText(keys))
   return 'records' in keys && keys.records.some((r) => 'error' in r) ? REFUSED : DONE
+}
+
+/** parseArgs' refusal in a line of our own: its text quotes the option unevenly and suggests `--`. */
+const parseProblem = (error: unknown): string => {
+  const { code, message = String(error) } = (error ?? {}) as { code?: string, message?: string }
+  const option = /'(-[^' ]+)/.exec(message)?.[1] ?? ''
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown option ${option}`
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') return /argument missing/.test(message) ? `option ${option} needs a value` : `option ${option} takes no value`
+  return message
 }

@@ -1,5 +1,18 @@
 import { isClaimable, type IdempotencyRecord, type RecordStatus } from '../stores/store.js'
+import { IdempotencyStoreError } from '../errors.js'
 import type { RecordTable } from './table.js'
+
+/**
+ * Why `record` is not one a release may delete, whatever its store let through: only an
+ * IN_PROGRESS record with its lease token and lease end, or a FAILED one, each with a numeric
+ * expiry, is ours to remove.
+ */
+const notReleasable = (record: IdempotencyRecord): string | undefined => {
+  if (record.status !== 'IN_PROGRESS' && record.status !== 'FAILED') return `its status ${JSON.stringify(record.status)} is neither IN_PROGRESS nor FAILED`
+  if (!Number.isFinite(record.expiry)) return 'its expiry is not a number'
+  if (record.status === 'IN_PROGRESS' && (record.leaseToken === undefined || !Number.isFinite(record.inProgressExpiry))) return 'it is IN_PROGRESS without a lease token and lease end'
+  return undefined
+}
 
 /**
  * A record as an operator reads it: times as ISO text beside the stored numbers, whether it
@@ -38,8 +51,13 @@ export interface ListOptions {
   status?: RecordStatus
   /** How many items one page looks at: a DynamoDB Scan's `Limit`, a Redis SCAN's `COUNT`. [the store's: 1 MB of items; 1000 keys] */
   pageSize?: number
-  /** Called after each page the store returns, with how many records were read so far (for a progress line). [none] */
-  onPage?: (read: number) => void
+  /**
+   * Called after each page the store returns, with how many records were read so far (for a
+   * progress line) and how many items were skipped so far as not records of this store (another
+   * library's records in a shared table, a business table's rows, records written with other
+   * attribute names). [none]
+   */
+  onPage?: (read: number, skipped: number) => void
   /** The clock (epoch ms). [`Date.now`] */
   now?: () => number
   /** How many characters of a result are shown. [120] */
@@ -87,10 +105,12 @@ export const viewOf = (record: IdempotencyRecord, nowMs: number, previewChars = 
 export const listFrom = async (table: RecordTable, options: ListOptions = {}): Promise<RecordView[]> => {
   const nowMs = (options.now ?? Date.now)()
   const found: RecordView[] = []
+  let skipped = 0
   const filter = { ...(options.status === undefined ? {} : { status: options.status }), ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }) }
   for await (const page of table.pages(filter)) {
-    for (const record of page) if (options.status === undefined || record.status === options.status) found.push(viewOf(record, nowMs, options.previewChars))
-    options.onPage?.(found.length)
+    for (const record of page.records) if (options.status === undefined || record.status === options.status) found.push(viewOf(record, nowMs, options.previewChars))
+    skipped += page.skipped
+    options.onPage?.(found.length, skipped)
   }
   return found
 }
@@ -111,6 +131,8 @@ export const releaseFrom = async (table: RecordTable, key: string, options: { fo
   const nowMs = (options.now ?? Date.now)()
   const record = await table.get(key)
   if (record === undefined) return { released: false, reason: 'not-found' }
+  const foreign = record.status === 'COMPLETED' ? undefined : notReleasable(record)
+  if (foreign !== undefined) throw new IdempotencyStoreError('release', `${key} is not a middy-idempotency record: ${foreign}`, { key })
   const view = viewOf(record, nowMs)
   if (record.status === 'COMPLETED') return { released: false, reason: 'completed', record: view }
   const live = record.status === 'IN_PROGRESS' && (record.inProgressExpiry ?? 0) >= nowMs

@@ -170,7 +170,7 @@ describe('usage', () => {
     [['list', '--table', 't', '--redis', 'redis://localhost'], /one of them/],
     [['list', '--table', 't', '--status', 'DONE'], /--status is one of IN_PROGRESS, COMPLETED, FAILED/],
     [['inspect', '--table', 't'], /takes one KEY/],
-    [['release', 'k', '--table', 't', '--frce'], /Unknown option '--frce'/],
+    [['release', 'k', '--table', 't', '--frce'], /^middy-idempotency release: unknown option --frce\n/],
     [['purge'], /unknown command "purge"/],
     [['key'], /--event FILE is required/],
     [['list', '--redis', 'localhost:6379'], /--redis takes a URL such as redis:\/\/localhost:6379/]

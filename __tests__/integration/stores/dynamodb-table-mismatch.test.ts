@@ -89,7 +89,8 @@ const mismatches: Array<{ name: string, shape: Shape, settings: Partial<DynamoDB
     name: 'another partition key name',
     shape: { partition: ['pk', 'S'] },
     settings: {},
-    names: [/partition key pk \(S\)/, /keyAttr 'idempotencyKey'/]
+    // Not "set keyAttr: 'pk'": a table keyed otherwise is most likely a business table, not one to fill with records.
+    names: [/partition key pk \(S\)/, /keyAttr 'idempotencyKey'/, /give the idempotency records a table of their own; keyAttr: 'pk' only if this table is meant to be shared with them/]
   },
   {
     name: 'another sort key name',

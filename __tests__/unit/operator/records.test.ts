@@ -10,7 +10,7 @@ const tableOf = (record: IdempotencyRecord | undefined, deletes: boolean) => {
   const asked: ExpectedRecord[] = []
   const table: RecordTable = {
     where: 'test',
-    pages: async function* () { yield record === undefined ? [] : [record] },
+    pages: async function* () { yield { records: record === undefined ? [] : [record], skipped: 0 } },
     get: async () => record,
     deleteIf: async (_key, expected) => { asked.push(expected); return deletes }
   }
@@ -57,4 +57,15 @@ test('a COMPLETED record and a missing one are never deleted', async () => {
 test('a view says whether the record expired, protects its key, and cuts a long result', () => {
   const view = viewOf({ key: 'k', status: 'COMPLETED', expiry: NOW / 1000 - 1, responseData: 'x'.repeat(300) }, NOW, 10)
   expect(view).toMatchObject({ expired: true, protecting: false, result: 'xxxxxxxxxx… (300 characters)' })
+})
+
+test.each([
+  ['another status', { key: 'ns#p', status: 'PENDING' as never, expiry: NOW / 1000 + 60 }],
+  ['IN_PROGRESS without its lease token', { key: 'ns#p', status: 'IN_PROGRESS' as const, expiry: NOW / 1000 + 60, inProgressExpiry: NOW - 1 }],
+  ['IN_PROGRESS without its lease end', { key: 'ns#p', status: 'IN_PROGRESS' as const, expiry: NOW / 1000 + 60, leaseToken: 't' }],
+  ['an expiry that is not a number', { key: 'ns#p', status: 'FAILED' as const, expiry: Number.NaN, leaseToken: 't' }]
+])('release never asks to delete a record with %s, even forced', async (_what, record: IdempotencyRecord) => {
+  const { table, asked } = tableOf(record, true)
+  await expect(releaseFrom(table, 'ns#p', { now: () => NOW, force: true })).rejects.toThrow('ns#p is not a middy-idempotency record')
+  expect(asked).toEqual([])
 })

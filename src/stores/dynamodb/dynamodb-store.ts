@@ -13,6 +13,7 @@ import { storeErrorOf } from './errors.js'
 import { registerTable } from './access.js'
 import { claimItem, keyItem, recordOf, type Item } from './items.js'
 import { TableFit } from './table-check.js'
+import { refuseSharedAttributes } from './attribute-names.js'
 import type { AttributeNames, DynamoDBSender, DynamoDBStoreOptions, TransactItem } from './types.js'
 
 export type { DynamoDBSender, DynamoDBStoreOptions }
@@ -88,9 +89,10 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
         throw new IdempotencyConfigError(`DynamoDBStore: ${option} must be a non-empty string`)
       }
     }
+    this.#names = { ...defaults, ...stripUndefined(names) }
+    refuseSharedAttributes(this.#names)
     this.tableName = tableName
     this.#client = client ?? new DynamoDBClient(clientConfig ?? {})
-    this.#names = { ...defaults, ...stripUndefined(names) }
     this.#sortKeyValue = sortKeyValue ?? defaults.sortKeyValue
     registerTable(this, { client: this.#client, tableName, names: this.#names, sortKeyValue: this.#sortKeyValue })
     this.#fit = new TableFit(this.#client, tableName, this.#names, (key) => this.#keyOf(key))

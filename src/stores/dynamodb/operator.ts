@@ -1,12 +1,18 @@
 import { DeleteItemCommand, GetItemCommand, ScanCommand, type ScanCommandInput } from '@aws-sdk/client-dynamodb'
 import { IdempotencyConfigError, IdempotencyStoreError, type StoreOperation } from '../../errors.js'
 import { inspectFrom, listFrom, releaseFrom, type ListOptions, type RecordView, type ReleaseResult } from '../../operator/records.js'
-import type { RecordTable } from '../../operator/table.js'
+import type { RecordPage, RecordTable } from '../../operator/table.js'
+import type { RecordStatus } from '../store.js'
 import { tableAccessOf, type TableAccess } from './access.js'
-import { keyItem, recordOf, type Item } from './items.js'
+import { checkedRecordOf } from './checked-item.js'
+import { keyItem, type Item } from './items.js'
+import { explainKeySchemaMismatch, isKeySchemaMismatch } from './table-check.js'
 import type { DynamoDBStore } from './dynamodb-store.js'
 
 export type { ListOptions, RecordView, ReleaseResult }
+
+/** A key no record has (records are `namespace#sha256`): reading it checks the table's key schema. */
+const SCHEMA_PROBE_KEY = 'middy-idempotency key schema check'
 
 /**
  * The operator's view of a DynamoDB store's table: `Scan` pages, a consistent `GetItem`, and a
@@ -19,30 +25,42 @@ export const recordTable = (store: DynamoDBStore): RecordTable => {
   const access = tableAccessOf(store)
   if (access === undefined) throw new IdempotencyConfigError('the operator functions of middy-idempotency/dynamodb take a DynamoDBStore')
   const { client, tableName, names: n, sortKeyValue } = access
-  const failed = (operation: StoreOperation, request: string, key: string | undefined, error: unknown): IdempotencyStoreError => {
+  // A key of the wrong shape is said as the store says it (the table's schema, the option to set).
+  const failed = async (operation: StoreOperation, request: string, key: string | undefined, error: unknown): Promise<IdempotencyStoreError> => {
     const { name = 'Error', message = String(error) } = (error ?? {}) as { name?: string, message?: string }
-    return new IdempotencyStoreError(operation, `${request} on table ${tableName}${key === undefined ? '' : ` for key ${key}`} failed: ${name}: ${message}`, { ...(key === undefined ? {} : { key }), cause: error })
+    const why = isKeySchemaMismatch(error) ? await explainKeySchemaMismatch(client, tableName, n, error) : `${name}: ${message}`
+    return new IdempotencyStoreError(operation, `${request} on table ${tableName}${key === undefined ? '' : ` for key ${key}`} failed: ${why}`, { ...(key === undefined ? {} : { key }), cause: error })
+  }
+  const getItem = async (key: string): Promise<Item | undefined> =>
+    (await client.send(new GetItemCommand({ TableName: tableName, Key: keyItem(n, sortKeyValue, key), ConsistentRead: true }))).Item
+  const read = async (key: string): Promise<Item | undefined> => {
+    try {
+      return await getItem(key)
+    } catch (error) {
+      throw await failed('read', 'GetItem', key, error)
+    }
   }
   return {
     where: `table ${tableName}`,
-    pages: (filter) => scan(access, filter, (error) => failed('read', 'Scan', undefined, error)),
+    pages: (filter) => scan(access, filter, getItem, async (error) => await failed('read', 'Scan', undefined, error)),
     get: async (key) => {
-      try {
-        const output = await client.send(new GetItemCommand({ TableName: tableName, Key: keyItem(n, sortKeyValue, key), ConsistentRead: true }))
-        return output.Item === undefined ? undefined : recordOf(n, output.Item)
-      } catch (error) {
-        throw failed('read', 'GetItem', key, error)
-      }
+      const item = await read(key)
+      if (item === undefined) return undefined
+      const record = checkedRecordOf(n, item)
+      if (typeof record === 'string') throw new IdempotencyStoreError('read', `${key} is not a middy-idempotency record: ${record}`, { key })
+      return record
     },
     deleteIf: async (key, expected) => {
-      const values: Item = { ':status': { S: expected.status } }
-      let condition = '#status = :status AND '
+      if (!RELEASABLE.includes(expected.status)) throw new IdempotencyConfigError(`only an IN_PROGRESS or FAILED record is ever deleted, not ${String(expected.status)}`)
+      // The status set and a numeric expiry in the condition too: whatever was read, nothing but a record of ours is deleted.
+      const values: Item = { ':status': { S: expected.status }, ':inProgress': { S: 'IN_PROGRESS' }, ':failed': { S: 'FAILED' }, ':number': { S: 'N' } }
+      let condition = '#status IN (:inProgress, :failed) AND #status = :status AND attribute_type(#expiry, :number) AND '
       if (expected.leaseToken === undefined) condition += 'attribute_not_exists(#token)'
       else {
         condition += '#token = :token'
         values[':token'] = { S: expected.leaseToken }
       }
-      const attributeNames: Record<string, string> = { '#status': n.statusAttr, '#token': n.leaseTokenAttr }
+      const attributeNames: Record<string, string> = { '#status': n.statusAttr, '#token': n.leaseTokenAttr, '#expiry': n.expiryAttr }
       if (expected.leaseLapsedBefore !== undefined) {
         condition += ' AND #lease < :before'
         attributeNames['#lease'] = n.inProgressExpiryAttr
@@ -55,14 +73,27 @@ export const recordTable = (store: DynamoDBStore): RecordTable => {
         return true
       } catch (error) {
         if ((error as { name?: string } | undefined)?.name === 'ConditionalCheckFailedException') return false
-        throw failed('release', 'DeleteItem', key, error)
+        throw await failed('release', 'DeleteItem', key, error)
       }
     }
   }
 }
 
-/** The table's records, one `Scan` page at a time (1 MB each), strongly consistent; only this store's items in a shared table. */
-async function* scan ({ client, tableName, names: n, sortKeyValue }: TableAccess, { status, pageSize }: { status?: string, pageSize?: number }, failed: (error: unknown) => Error): AsyncIterable<ReturnType<typeof recordOf>[]> {
+const RELEASABLE: readonly RecordStatus[] = ['IN_PROGRESS', 'FAILED']
+
+/**
+ * The table's records, one `Scan` page at a time (1 MB each), strongly consistent; only this
+ * store's items in a shared table, the others counted as skipped. A Scan never checks its
+ * filter's key attributes against the table's schema (a sort key the table lacks just matches
+ * nothing), so one GetItem of a key no record has checks the schema first.
+ */
+async function* scan ({ client, tableName, names: n, sortKeyValue }: TableAccess, { status, pageSize }: { status?: string, pageSize?: number },
+  getItem: (key: string) => Promise<unknown>, failed: (error: unknown) => Promise<Error>): AsyncIterable<RecordPage> {
+  try {
+    await getItem(SCHEMA_PROBE_KEY)
+  } catch (error) {
+    throw await failed(error)
+  }
   const filters = ['attribute_exists(#status)']
   const attributeNames: Record<string, string> = { '#status': n.statusAttr }
   const values: Item = {}
@@ -90,9 +121,15 @@ async function* scan ({ client, tableName, names: n, sortKeyValue }: TableAccess
     try {
       output = await client.send(new ScanCommand(input))
     } catch (error) {
-      throw failed(error)
+      throw await failed(error)
     }
-    yield (output.Items ?? []).map((item) => recordOf(n, item))
+    const page: RecordPage = { records: [], skipped: 0 }
+    for (const item of output.Items ?? []) {
+      const record = checkedRecordOf(n, item)
+      if (typeof record === 'string') page.skipped++
+      else page.records.push(record)
+    }
+    yield page
     start = output.LastEvaluatedKey
   } while (start !== undefined)
 }
@@ -122,7 +159,9 @@ export const inspectRecord = async (store: DynamoDBStore, key: string, options: 
 
 /**
  * Deletes a FAILED record, or an IN_PROGRESS one whose lease lapsed (a live lease only with
- * `force`), so that the next delivery runs; never a COMPLETED one. The delete is conditioned on
+ * `force`), so that the next delivery runs; never a COMPLETED one, and never an item that is not
+ * a record of this store (another library's, an application's row): that throws an
+ * `IdempotencyStoreError` saying what it is missing. The delete is conditioned on
  * the token and status it read: a record completed or taken over meanwhile is left alone.
  *
  * @example

@@ -46,7 +46,11 @@ const keySchemaOf = (table: TableDescription | undefined): { partition: KeyAttri
 /** What to change, one setting at a time, for the table's key schema. */
 const fixes = (names: AttributeNames, partition: KeyAttribute, sort: KeyAttribute): string[] => {
   const out: string[] = []
-  if (partition !== undefined && partition.name !== names.keyAttr) out.push(`set keyAttr: '${partition.name}'`)
+  // A table keyed on another attribute is most often the application's own table: the records
+  // belong in a table of their own, not among its items (where a wrong release could delete a row).
+  if (partition !== undefined && partition.name !== names.keyAttr) {
+    out.push(`give the idempotency records a table of their own; keyAttr: '${partition.name}' only if this table is meant to be shared with them`)
+  }
   if (partition !== undefined && partition.type !== 'S') out.push('the partition key must be of type S (the stored keys are strings): use another table')
   if (sort === undefined && names.sortKeyAttr !== undefined) out.push('remove sortKeyAttr (the table has no sort key)')
   if (sort !== undefined && sort.name !== names.sortKeyAttr) out.push(`set sortKeyAttr: '${sort.name}'`)

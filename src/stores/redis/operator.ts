@@ -1,7 +1,6 @@
 import { IdempotencyConfigError, IdempotencyStoreError, type StoreOperation } from '../../errors.js'
 import { inspectFrom, listFrom, releaseFrom, type ListOptions, type RecordView, type ReleaseResult } from '../../operator/records.js'
-import type { RecordTable } from '../../operator/table.js'
-import type { IdempotencyRecord } from '../store.js'
+import type { RecordPage, RecordTable } from '../../operator/table.js'
 import { redisAccessOf, type RedisAccess } from './access.js'
 import { recordOf } from './record.js'
 import type { RedisStore } from './redis-store.js'
@@ -54,10 +53,11 @@ export const recordTable = (store: RedisStore): RecordTable => {
         throw failed('read', 'GET', key, error)
       }
       const record = recordOf(key, reply)
-      if (typeof record === 'string') throw new IdempotencyStoreError('read', `key ${prefix + key} on Redis is not an idempotency record: ${record}`, { key })
+      if (typeof record === 'string') throw new IdempotencyStoreError('read', `${key} is not a middy-idempotency record: ${record} (Redis key ${prefix + key})`, { key })
       return record
     },
     deleteIf: async (key, expected) => {
+      if (expected.status !== 'IN_PROGRESS' && expected.status !== 'FAILED') throw new IdempotencyConfigError(`only an IN_PROGRESS or FAILED record is ever deleted, not ${String(expected.status)}`)
       try {
         const reply = await connection.send(prefix + key, ['EVAL', DELETE_IF, '1', prefix + key,
           expected.status, expected.leaseToken ?? '', expected.leaseLapsedBefore === undefined ? '' : String(expected.leaseLapsedBefore)])
@@ -75,7 +75,7 @@ export const recordTable = (store: RedisStore): RecordTable => {
  * prefix written by something else) are skipped. One server only: a cluster's nodes are each
  * scanned with a client of their own.
  */
-async function* scan ({ connection, prefix }: RedisAccess, pageSize: number | undefined, failed: (error: unknown) => Error): AsyncIterable<IdempotencyRecord[]> {
+async function* scan ({ connection, prefix }: RedisAccess, pageSize: number | undefined, failed: (error: unknown) => Error): AsyncIterable<RecordPage> {
   if (!connection.oneServer) throw new IdempotencyConfigError(`listing records needs a client of one server; ${connection.family} is a cluster's: list each primary with a client of its own`)
   let cursor = '0'
   do {
@@ -90,12 +90,13 @@ async function* scan ({ connection, prefix }: RedisAccess, pageSize: number | un
     } catch (error) {
       throw failed(error)
     }
-    const records: IdempotencyRecord[] = []
+    const page: RecordPage = { records: [], skipped: 0 }
     keys.forEach((redisKey, i) => {
       const record = recordOf(redisKey.slice(prefix.length), (values as unknown[])[i])
-      if (record !== undefined && typeof record !== 'string') records.push(record)
+      if (typeof record === 'string') page.skipped++
+      else if (record !== undefined) page.records.push(record)
     })
-    yield records
+    yield page
   } while (cursor !== '0')
 }
 
@@ -124,7 +125,9 @@ export const inspectRecord = async (store: RedisStore, key: string, options: { n
 
 /**
  * Deletes a FAILED record, or an IN_PROGRESS one whose lease lapsed (a live lease only with
- * `force`), so that the next delivery runs; never a COMPLETED one. One script checks the token
+ * `force`), so that the next delivery runs; never a COMPLETED one, and never an item that is not
+ * a record of this store (another library's, an application's row): that throws an
+ * `IdempotencyStoreError` saying what it is missing. One script checks the token
  * and status read (and the lapsed lease) and deletes, atomically.
  *
  * @example
