@@ -3,6 +3,7 @@ import middy from '@middy/core'
 import type { KinesisStreamEvent, KinesisStreamRecord, SQSEvent, SQSRecord } from 'aws-lambda'
 import { idempotency, IdempotencyConfigError, perRecord, type OutcomeReport } from '../../../src/index.js'
 import { RedisStore } from '../../../src/redis.js'
+import { keysOf } from '../../../src/cli/keys.js'
 import { deferred } from '../../support/deferred.js'
 import { batchMiddyVersions, sqsPartialBatchFailure } from '../../support/middy.js'
 import { countingClient, redisClients, uniquePrefix } from '../../support/redis.js'
@@ -138,5 +139,38 @@ describe('transact needs a store with transactions', () => {
   test("effects: 'transact-only' with RedisStore is refused when the middleware is built, saying why", () => {
     expect(() => idempotency({ store: new RedisStore({ client: { sendCommand: async () => null } }), effects: 'transact-only' }))
       .toThrow(/effects: 'transact-only' needs a store that commits transactions with the record's completion \(DynamoDBStore\); RedisStore does not/)
+  })
+})
+
+describe('one batch, one bad key, on RedisStore on one server', () => {
+  // The store side of this is in redis-store.test.ts; here, what a user sees: the claims of a batch
+  // go as one command, in which each call is trapped on its own, so one key holding another
+  // application's value fails its own record and none of its neighbours.
+  test('a record whose key holds a hash of another application fails alone, in the same command as its neighbours\' claims, and the hash is never touched', async () => {
+    const raw = await clients.nodeRedis()
+    const { client, sent } = countingClient(raw)
+    const keyPrefix = uniquePrefix('one-bad-key')
+    const store = new RedisStore({ client, keyPrefix })
+    const ran: string[] = []
+    const outcomes: OutcomeReport[] = []
+    const handler = middy<SQSEvent>()
+      .use(sqsPartialBatchFailure({ logger: () => {} }))
+      .use(idempotency({ store, namespace: 'orders', logger: false, onOutcome: (report) => { outcomes.push(report) } }))
+      .handler(perRecord(async (record: SQSRecord) => { ran.push(record.messageId) })) as unknown as Invoke
+    const [before, bad, after] = [sqsRecord({ n: 1 }), sqsRecord({ n: 2 }), sqsRecord({ n: 3 })]
+    const keys = keysOf(sqsEvent([bad]), { namespace: 'orders' })
+    const badKey = 'records' in keys && 'key' in (keys.records[0] ?? {}) ? (keys.records[0] as { key: string }).key : undefined
+    if (badKey === undefined) throw new Error('no key for the bad record')
+    await raw.hSet(`${keyPrefix}${badKey}`, 'owner', 'another application')
+    // A warm server has the batching script cached already.
+    await Promise.all(['warm', 'warm-too'].map(async (key) => await store.claim({ key: `${key}-${Date.now()}`, status: 'IN_PROGRESS', expiry: Math.floor(Date.now() / 1000) + 60, inProgressExpiry: Date.now() + 1000, leaseToken: 't' }, Date.now())))
+    sent.length = 0
+    const response = await handler(sqsEvent([before, bad, after]), lambdaContext())
+    expect(failedIds(response)).toEqual([bad.messageId])
+    expect(ran.sort()).toEqual([before.messageId, after.messageId].sort())
+    // The three claims were one command; the two completions another.
+    expect(sent).toEqual(['EVALSHA', 'EVALSHA'])
+    expect(outcomes.find((o) => o.id === bad.messageId)).toMatchObject({ kind: 'store-error', error: expect.objectContaining({ message: expect.stringMatching(/WRONGTYPE/) }) })
+    expect(await raw.hGetAll(`${keyPrefix}${badKey}`)).toEqual({ owner: 'another application' })
   })
 })
