@@ -1,7 +1,7 @@
 import { defaultEventKey, defaultEventPayload, runsUnprotected, type CallerOf } from './adapters/http.js'
 import { wholeEventAdapter } from './adapters/whole-event.js'
 import { batchAdapter } from './batch/batch-adapter.js'
-import { noteMiddleware } from './batch/handler-kind.js'
+import { HandlerKind } from './batch/handler-kind.js'
 import { sourceByMode, sourceOf } from './sources/index.js'
 import type { BatchSource } from './sources/source.js'
 import type { Adapter, MiddyRequest } from './adapters/adapter.js'
@@ -51,7 +51,7 @@ export interface IdempotencyMiddleware {
  */
 export const idempotency = <TEvent = any>(options: IdempotencyOptions<TEvent>): IdempotencyMiddleware => {
   const resolved = resolveOptions(options)
-  const handler = noteMiddleware()
+  const handler = new HandlerKind()
   const config: LifecycleConfig = {
     store: resolved.store,
     expiresAfterSeconds: resolved.expiresAfterSeconds,

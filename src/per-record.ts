@@ -7,7 +7,6 @@ import { Followers } from './batch/follow.js'
 import { defaultKeyOf } from './batch/claim-batch.js'
 import { batchFor } from './batch/handover.js'
 import { schedule } from './batch/schedule.js'
-import { notePerRecord } from './batch/handler-kind.js'
 import { fulfilled, rejected } from './lifecycle/outcome.js'
 import { queueTransact } from './lifecycle/transact.js'
 import { refuseUnknownOptions } from './unknown-options.js'
@@ -61,7 +60,6 @@ export function perRecord<TRecord, TResult> (
   if (concurrency !== undefined && !(Number.isSafeInteger(concurrency) && concurrency > 0)) {
     throw new IdempotencyConfigError('perRecord: concurrency must be a positive integer')
   }
-  notePerRecord()
   return async (event, context, middyOptions) => {
     const batch = batchFor(event, context)
     const source = batch?.source ?? sourceOf(event)

@@ -42,6 +42,7 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
     const batch = new Batch(source, bounded, limits, event, records, lease, request.context)
     // Registered before claiming, so that onError can release whatever was claimed should anything below throw.
     batches.set(request, batch)
+    batch.whenStarted = () => { handler.learn(batch) }
     await claimBatch(bounded, source, limits.concurrency, records, lease, handler.perRecord)
     batch.hand(records.filter((s) => s.outcome?.kind === 'run'))
     // A tumbling window's handler runs even with no record to run: it carries the window's
@@ -61,6 +62,7 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
   const after = async (request: MiddyRequest): Promise<void> => {
     const batch = batches.get(request)
     if (batch === undefined || batch.answered) return
+    handler.learn(batch)
     request.event = batch.event
     if (config.transactOnly === true && !batch.scheduled) {
       // Nothing was claimed: the records are simply not acknowledged, and run again; nothing
@@ -107,6 +109,7 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
   const onError = async (request: MiddyRequest): Promise<void> => {
     const batch = batches.get(request)
     if (batch === undefined) return
+    handler.learn(batch)
     request.event = batch.event
     if (batch.answered) return
     if (batch.closed || timedOut(request, limits.timeoutMarginMs)) {
@@ -118,8 +121,8 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
         return answer(request, batch, 'native')
       }
     } else {
-      // With `perRecord` as the handler, a batch it was never called with never started a
-      // record, whoever read the records (a validator): see handler-kind.ts.
+      // With `perRecord` known to be the handler, a batch it was never called with never started
+      // a record, whoever read the records (a validator): see handler-kind.ts.
       await batch.closeOnError(originalError(request), handler.perRecord)
     }
     // A middleware inside ours answered the error (a misordered batch middleware, built on

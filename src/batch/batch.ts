@@ -45,6 +45,8 @@ export class Batch {
   handlerCalled = false
   /** The event the handler is given (see `handOver`). */
   handed?: object
+  /** Told when `perRecord` takes the batch over: the middleware learns its handler (handler-kind.ts). */
+  whenStarted?: () => void
   /** When the claims were decided (epoch ms): the records that did not run took this long from `lease.nowMs`. */
   decidedMs?: number
   private stage: BatchStage = 'open'
@@ -93,6 +95,7 @@ export class Batch {
   start (signal: AbortSignal): () => void {
     if (this.scheduled) throw new IdempotencyConfigError('perRecord was called twice on one batch: its records would run twice')
     this.startedBy = 'perRecord'
+    this.whenStarted?.()
     return this.watch(signal)
   }
 

@@ -1,48 +1,28 @@
 /**
- * Whether a middleware's handler is `perRecord`, known before it serves a batch.
+ * Whether a middleware's handler is `perRecord`, as far as the middleware knows.
  *
  * Middy never shows a middleware its handler (it is a closure of `middy()`), and a middleware
  * inside ours may fail in `before` after reading the records (a validator): with `perRecord` the
- * records then never ran, with a hand-written handler that read them they may have. So the
- * answer must exist on a cold instance, before any batch, and cannot be learned from batches.
+ * records then never ran, with a hand-written handler that read them they may have. Releasing
+ * records that ran would run them twice; keeping FAILED records that never ran leaves them to the
+ * operator (`middy-idempotency release`). So the middleware assumes the handler may have run what
+ * it read until it knows better: once `perRecord` has been called with one of its batches, a fact
+ * about the stack that only ever becomes true (no invocation's state: on Lambda Managed Instances
+ * concurrent invocations only read it, or set it to the same value).
  *
- * What links a stack's middleware and its handler is only that they are built together, in the
- * same synchronous stretch of code (a module's top level, a factory): `idempotency()` and
- * `perRecord()` note themselves on the current construction turn, which ends at the next
- * microtask. A turn that built exactly one `idempotency` and exactly one `perRecord` built one
- * stack. Any other count (a module exporting several handlers) is ambiguous, and the handler is
- * taken for one that may have run whatever it read: the safe side, since releasing records that
- * ran would run them twice. This is construction state, never an invocation's: on Lambda Managed
- * Instances, concurrent invocations only read it.
- *
- * Kept on `globalThis` under `Symbol.for`, so that the CommonJS and ESM builds of this package,
- * loaded side by side, note themselves on the same turn.
+ * Pairing a middleware with a `perRecord` built in the same synchronous stretch of code was tried
+ * and dropped: a `perRecord` built there for another stack (two handlers in one module, a library
+ * module evaluated in the same turn) paired with a hand-written handler, whose charged records
+ * were then released and charged again (docs/batches.md: a validator in front of the handler).
  */
-const TURN = Symbol.for('middy-idempotency.construction-turn')
+export class HandlerKind {
+  #perRecord = false
 
-/** What one synchronous stretch of code built. */
-interface Turn { middlewares: number, perRecords: number }
+  /** `perRecord` has been called with a batch of this middleware. */
+  get perRecord (): boolean { return this.#perRecord }
 
-/** The turn a middleware was built in: read when a batch needs the answer, after the turn ended. */
-export interface HandlerKind { readonly perRecord: boolean }
-
-const currentTurn = (): Turn => {
-  const holder = globalThis as unknown as Record<typeof TURN, Turn | undefined>
-  let turn = holder[TURN]
-  if (turn === undefined) {
-    turn = { middlewares: 0, perRecords: 0 }
-    Object.defineProperty(holder, TURN, { value: turn, enumerable: false, configurable: true, writable: true })
-    queueMicrotask(() => { holder[TURN] = undefined })
+  /** Told of each batch the middleware answers: `perRecord` took part in it. */
+  learn (batch: { scheduled: boolean, handlerCalled: boolean }): void {
+    if (batch.scheduled || batch.handlerCalled) this.#perRecord = true
   }
-  return turn
-}
-
-/** `perRecord` notes that it built a handler. */
-export const notePerRecord = (): void => { currentTurn().perRecords++ }
-
-/** `idempotency` notes that it built a middleware, and is told, once its turn has ended, whether its handler is `perRecord`. */
-export const noteMiddleware = (): HandlerKind => {
-  const turn = currentTurn()
-  turn.middlewares++
-  return { get perRecord () { return turn.middlewares === 1 && turn.perRecords === 1 } }
 }

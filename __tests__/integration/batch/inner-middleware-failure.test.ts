@@ -56,7 +56,7 @@ describe.each(batchMiddyVersions)('a middleware after idempotency fails in befor
     expect(await statusesOf(namespace)).toEqual(['COMPLETED'])
   })
 
-  test('a validator that read the records fails the FIRST batch a cold instance serves, in front of perRecord: every record is released, none kept FAILED', async () => {
+  test('a validator that read the records fails the FIRST batch a cold instance serves, in front of perRecord: the middleware cannot yet know its handler, and keeps them per onFailure (FAILED under \'fail\'), never releasing what a hand-written handler may have run', async () => {
     const namespace = `cold-${Math.random().toString(36).slice(2, 10)}`
     let ran = 0
     const handler = middy<SQSEvent>()
@@ -67,7 +67,30 @@ describe.each(batchMiddyVersions)('a middleware after idempotency fails in befor
     const records = [sqsRecord({ n: 1 }), sqsRecord({ n: 2 })]
     expect(failedIds(await run(handler, records))).toEqual(records.map((r) => r.messageId))
     expect(ran).toBe(0)
-    expect(await statusesOf(namespace)).toEqual([])
+    expect(await statusesOf(namespace)).toEqual(['FAILED', 'FAILED'])
+  })
+
+  test('a hand-written handler built beside a perRecord without the middleware (two handlers in one module) charged a record, then threw: the charged record is kept FAILED, never released to be charged again', async () => {
+    const namespace = `two-handlers-${Math.random().toString(36).slice(2, 10)}`
+    const charges: string[] = []
+    // Built in one synchronous stretch, as a module's top level builds them.
+    middy<SQSEvent>(perRecord(async () => {}))
+    const payments = middy<SQSEvent>()
+      .use(sqsPartialBatchFailure({ logger: false as never }))
+      .use(idempotency({ store: table.store, namespace, key: 'body.paymentId', onFailure: 'fail', logger: recordingLogger() }))
+      .handler(async (event: SQSEvent) => {
+        for (const record of event.Records) {
+          const { paymentId, declined } = JSON.parse(record.body) as { paymentId: string, declined?: boolean }
+          if (declined === true) throw new Error(`card declined for ${paymentId}`)
+          charges.push(paymentId)
+        }
+        return event.Records.map(() => ({ status: 'fulfilled', value: undefined }))
+      })
+    const first = sqsRecord({ paymentId: 'pay-1' })
+    const second = sqsRecord({ paymentId: 'pay-2', declined: true })
+    await run(payments, [first, second])
+    await run(payments, [first, second])
+    expect(charges).toEqual(['pay-1'])
   })
 
   test('perRecord given other records than ours handed (an inner middleware filtered them) ran them: a later failure keeps them FAILED under \'fail\', never releases them to run again', async () => {
