@@ -1,5 +1,4 @@
 import type { IdempotencyStore } from '../stores/store.js'
-import type { StoreDeadline } from './deadline.js'
 import type { LocalCache } from './local-cache.js'
 import type { Log } from './log.js'
 import type { FailurePolicy, OutcomeReport } from '../types.js'
@@ -26,4 +25,14 @@ export interface LifecycleConfig {
   transactOnly?: boolean
   /** This invocation's bound on each store call (see `withinDeadline`); set per batch or event, never on the shared config. */
   deadline?: StoreDeadline
+}
+
+/**
+ * How long a store call of one invocation may wait for its answer. Made per invocation (per
+ * batch, per event) from its own Lambda context: Lambda Managed Instances run many invocations
+ * in one process, sharing one middleware and one store, so the deadline is never the process's.
+ */
+export interface StoreDeadline {
+  /** Milliseconds the call starting now may wait. */
+  budgetMs: () => number
 }

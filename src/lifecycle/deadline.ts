@@ -1,16 +1,6 @@
 import { IdempotencyStoreError, type StoreOperation } from '../errors.js'
-import type { LifecycleConfig } from './config.js'
+import type { LifecycleConfig, StoreDeadline } from './config.js'
 import { remainingMs } from './lease.js'
-
-/**
- * How long a store call of one invocation may wait for its answer. Made per invocation (per
- * batch, per event) from its own Lambda context: Lambda Managed Instances run many invocations
- * in one process, sharing one middleware and one store, so the deadline is never the process's.
- */
-export interface StoreDeadline {
-  /** Milliseconds the call starting now may wait. */
-  budgetMs: () => number
-}
 
 /**
  * The deadline of the invocation whose Lambda context is `context`, less `marginMs` (the
