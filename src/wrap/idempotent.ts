@@ -1,6 +1,7 @@
 import { claim } from '../lifecycle/claim.js'
 import type { LifecycleConfig, Unit } from '../lifecycle/config.js'
 import { compileSelector, type Select } from '../lifecycle/key.js'
+import { storeDeadline, withDeadline } from '../lifecycle/deadline.js'
 import { durableExecutionOf } from '../lifecycle/durable.js'
 import { deadlineWithin, leaseFor, remainingMs, type Lease } from '../lifecycle/lease.js'
 import { createLog } from '../lifecycle/log.js'
@@ -94,7 +95,9 @@ export const idempotent = <TArgs extends unknown[], TResult>(
       reportOutcome(config, { kind: 'no-key', durationMs: since(), error })
       throw error
     }
-    const decision = await claim(config, unit, lease)
+    // This call's store requests, bounded by its invocation's deadline as in the middleware.
+    const bounded = withDeadline(config, storeDeadline(context, DEADLINE_MARGIN_MS))
+    const decision = await claim(bounded, unit, lease)
     if (decision.kind === 'rejected') {
       reportOutcome(config, { kind: kindOfRefusal(decision.error), key: unit.key, durationMs: since(), error: decision.error })
       throw decision.error
@@ -111,7 +114,7 @@ export const idempotent = <TArgs extends unknown[], TResult>(
       result = rejected(error)
     }
     const timedOut = result.status === 'rejected' && deadlineWithin(context, DEADLINE_MARGIN_MS)
-    const settled = await settleUnit(config, unit, { leaseToken: decision.leaseToken }, result, { timedOut })
+    const settled = await settleUnit(bounded, unit, { leaseToken: decision.leaseToken }, result, { timedOut })
     reportOutcome(config, {
       kind: settled.kind, key: unit.key, durationMs: now() - startedMs,
       ...(settled.onFailure === undefined ? {} : { onFailure: settled.onFailure }),

@@ -3,7 +3,7 @@ import middy from '@middy/core'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
 import { Redis } from 'ioredis'
 import { createClient } from 'redis'
-import { idempotency, IdempotencyStoreError, perRecord, type IdempotencyStore } from '../../../src/index.js'
+import { idempotency, idempotent, IdempotencyStoreError, perRecord, type IdempotencyStore } from '../../../src/index.js'
 import { DynamoDBStore } from '../../../src/dynamodb.js'
 import { RedisStore } from '../../../src/redis.js'
 import { blackhole, closedPort } from '../../support/blackhole.js'
@@ -78,6 +78,17 @@ describe.each(hungStores)('%s', (_name, hungStore) => {
       .handler(async () => { ran++; return 'charged' })
     const { deadline, context } = invocation(3000)
     const error = await handler({ orderId: 'o-1' }, context).catch((e: unknown) => e)
+    expect(Date.now()).toBeLessThan(deadline)
+    expect(error).toBeInstanceOf(IdempotencyStoreError)
+    expect(error).toMatchObject({ operation: 'claim', message: expect.stringMatching(/^claim of key hung#\S+ did not answer within \d+ ms/) })
+    expect(ran).toBe(0)
+  })
+
+  test('idempotent(fn) given the Lambda context rejects before the deadline with an IdempotencyStoreError naming the hung claim; fn does not run', async () => {
+    let ran = 0
+    const charge = idempotent(async (order: { orderId: string }, _context: unknown) => { ran++; return `charged ${order.orderId}` }, { store: await hungStore(), namespace: 'hung', logger: false })
+    const { deadline, context } = invocation(3000)
+    const error = await charge({ orderId: 'o-1' }, context).catch((e: unknown) => e)
     expect(Date.now()).toBeLessThan(deadline)
     expect(error).toBeInstanceOf(IdempotencyStoreError)
     expect(error).toMatchObject({ operation: 'claim', message: expect.stringMatching(/^claim of key hung#\S+ did not answer within \d+ ms/) })
