@@ -3,7 +3,7 @@
  * No store client is loaded from here: each store has its own entry point
  * (`middy-idempotency/dynamodb`), so a function pays at cold start for the store it uses only.
  */
-export { idempotency, idempotency as default, type IdempotencyMiddleware } from './idempotency.js'
+export { idempotency, idempotency as default, type IdempotencyMiddleware } from './middleware/idempotency.js'
 export type {
   IdempotencyOptions, UnitOf, Selector, FailureDecision, FailureInfo, FailurePolicy, IdempotencyLogger, OutcomeKind, OutcomeReport,
   PerRecordOptions, PerRecordHandler, RecordTools, RecordOf, BatchEvent, IdempotencyContext, IdempotencyHandlerContext, IdempotencyRequest, ProblemDetails,
@@ -11,7 +11,7 @@ export type {
 } from './types.js'
 export { MemoryStore } from './stores/memory-store.js'
 export { isClaimable } from './stores/store.js'
-export { perRecord } from './per-record.js'
+export { perRecord } from './batch/per-record.js'
 export { idempotent, type IdempotentOptions } from './wrap/idempotent.js'
 export {
   IdempotencyError,

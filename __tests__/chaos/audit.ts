@@ -1,4 +1,4 @@
-import { storedKey } from '../../src/lifecycle/key.js'
+import { storedKey } from '../../src/keys/selector.js'
 import { NAMESPACE } from './consumer.js'
 import type { FaultCounters } from './store-faults.js'
 import type { Invocation } from './invocation.js'

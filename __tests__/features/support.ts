@@ -1,4 +1,4 @@
-import { storedKey } from '../../src/lifecycle/key.js'
+import { storedKey } from '../../src/keys/selector.js'
 
 export * from '../../src/index.js'
 

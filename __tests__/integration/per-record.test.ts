@@ -233,7 +233,7 @@ describe.each(batchMiddyVersions)('perRecord against DynamoDB Local, %s', (_name
       .use(sqsPartialBatchFailure({ logger: false as never }))
       .handler(async () => { throw new Error('the handler failed') })
     // a1 is in progress elsewhere, so a2 is held back at claim time and never handed to the handler.
-    const { storedKey } = await import('../../src/lifecycle/key.js')
+    const { storedKey } = await import('../../src/keys/selector.js')
     await store.claim({ key: storedKey(namespace, 'a1'), status: 'IN_PROGRESS', expiry: Math.floor(Date.now() / 1000) + 60, inProgressExpiry: Date.now() + 60_000, leaseToken: 'elsewhere' }, Date.now())
     const records = [sqsRecord({ id: 'a1' }, { groupId: 'A' }), sqsRecord({ id: 'a2' }, { groupId: 'A' }), sqsRecord({ id: 'b1' }, { groupId: 'B' })]
     const answer = await handler(sqsEvent(records), lambdaContext())

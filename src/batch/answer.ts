@@ -1,10 +1,10 @@
 import { IdempotencyConfigError, IdempotencyError } from '../errors.js'
-import { fulfilled, rejected } from '../lifecycle/outcome.js'
-import { isReported, kindOfRefusal, reportOutcome } from '../lifecycle/report.js'
+import { fulfilled, rejected } from '../unit/outcome.js'
+import { isReported, kindOfRefusal, reportOutcome } from '../observe/report.js'
 import type { OutcomeKind } from '../types.js'
 import { reportOf, type BatchSource } from '../sources/source.js'
-import type { LifecycleConfig } from '../lifecycle/config.js'
-import type { RecordState } from './state.js'
+import type { LifecycleConfig } from '../unit/config.js'
+import type { RecordState } from './record-state.js'
 
 /** What answering and reporting read of a batch (the `Batch` owns it; this module only reads). */
 interface BatchView {

@@ -1,14 +1,14 @@
 import { IdempotencyConfigError, IdempotencyHeldBackError } from '../errors.js'
-import type { LifecycleConfig, Unit } from '../lifecycle/config.js'
-import { deadlineWithin, remainingMs, type Lease } from '../lifecycle/lease.js'
-import { rejected } from '../lifecycle/outcome.js'
-import { settleUnit } from '../lifecycle/settle-unit.js'
-import type { Hold, Settlement } from '../lifecycle/settle.js'
+import type { LifecycleConfig, Unit } from '../unit/config.js'
+import { deadlineWithin, remainingMs, type Lease } from '../unit/lease.js'
+import { rejected } from '../unit/outcome.js'
+import { settleUnit } from '../unit/settle.js'
+import type { Hold, Settlement } from '../unit/fenced-writes.js'
 import type { BatchSource } from '../sources/source.js'
 import { answerBatch, reportBatch, type AnswerForm } from './answer.js'
-import type { RecordState } from './state.js'
+import type { RecordState } from './record-state.js'
 import { Followers } from './follow.js'
-import { Bound, forEachBounded } from '../bounded.js'
+import { Bound, forEachBounded } from './bounded.js'
 
 /** How a batch may use the store and run its records (the middleware's options). */
 export interface BatchLimits {

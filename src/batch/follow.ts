@@ -1,5 +1,5 @@
 import { resultOf } from './answer.js'
-import { primaryOf, type RecordState } from './state.js'
+import { primaryOf, type RecordState } from './record-state.js'
 
 /**
  * The copies `perRecord` runs in their own ordering group's order while their original, in

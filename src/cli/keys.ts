@@ -1,9 +1,9 @@
 import { IdempotencyConfigError } from '../errors.js'
-import { defaultEventKey } from '../adapters/http.js'
+import { defaultEventKey } from '../http/request.js'
 import { prepareRecords } from '../batch/claim-batch.js'
-import { compileSelector } from '../lifecycle/key.js'
-import { prepareUnit, type Selection } from '../lifecycle/prepare.js'
-import { defaultNamespace } from '../options.js'
+import { compileSelector } from '../keys/selector.js'
+import { prepareUnit, type Selection } from '../keys/prepare.js'
+import { defaultNamespace } from '../middleware/options.js'
 import { sourceOf, sources } from '../sources/index.js'
 import { listOf } from '../sources/source.js'
 

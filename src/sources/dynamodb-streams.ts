@@ -1,5 +1,5 @@
 import type { DynamoDBRecord } from 'aws-lambda'
-import { canonicalJson } from '../lifecycle/key.js'
+import { canonicalJson } from '../keys/selector.js'
 import type { BatchSource } from './source.js'
 
 /**

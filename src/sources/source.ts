@@ -1,4 +1,4 @@
-import type { Selector } from '../lifecycle/key.js'
+import type { Selector } from '../keys/selector.js'
 
 /**
  * What differs from one batch event source to another; everything else (claiming, in-batch

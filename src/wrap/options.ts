@@ -1,5 +1,5 @@
 import { IdempotencyConfigError } from '../errors.js'
-import { resolveOptions } from '../options.js'
+import { resolveOptions } from '../middleware/options.js'
 import { refuseUnknownOptions } from '../unknown-options.js'
 import type { FailurePolicy, IdempotencyLogger, IdempotencyStore, LogLevel, OutcomeReport } from '../types.js'
 

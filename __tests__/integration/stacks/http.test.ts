@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, jest, test } from '@jest/globals
 import type middy from '@middy/core'
 import type { APIGatewayProxyEventV2 } from 'aws-lambda'
 import { idempotency, type IdempotencyOptions } from '../../../src/index.js'
-import { hashOf, storedKey } from '../../../src/lifecycle/key.js'
+import { hashOf, storedKey } from '../../../src/keys/selector.js'
 import { freshTable } from '../../support/dynamodb.js'
 import { httpApiEvent } from '../../support/http.js'
 import { middyVersions } from '../../support/middy.js'

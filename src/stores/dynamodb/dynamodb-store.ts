@@ -8,7 +8,7 @@ import {
 import { IdempotencyConfigError, type IdempotencyStoreError, type StoredError, type StoreOperation } from '../../errors.js'
 import type { ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, IdempotencyStore, StoreCallOptions, StoreLimits } from '../store.js'
 import { refuseUnknownOptions } from '../../unknown-options.js'
-import { checkTransactItem, commitTransaction } from './commit.js'
+import { checkTransactItem, commitTransaction } from './transaction.js'
 import { storeErrorOf } from './errors.js'
 import { registerTable } from './access.js'
 import { claimItem, keyItem, recordOf, type Item } from './items.js'

@@ -1,4 +1,4 @@
-import { errorText } from '../../error-text.js'
+import { errorText } from '../../observe/error-text.js'
 import { IdempotencyStoreError, type StoreOperation } from '../../errors.js'
 import type { AttributeNames } from './types.js'
 

@@ -1,0 +1,82 @@
+import { describe, expect, test } from '@jest/globals'
+import { IdempotencyConfigError, idempotency, MemoryStore, perRecord } from '../../../src/index.js'
+
+describe('options a JavaScript caller misspells are refused, not ignored', () => {
+  test('an unknown option names itself and the option it most likely means', () => {
+    expect(() => idempotency({ store: new MemoryStore(), expiresAfterSecond: 60 } as never))
+      .toThrow(new IdempotencyConfigError("idempotency: unknown option 'expiresAfterSecond' (did you mean 'expiresAfterSeconds'?)"))
+    expect(() => idempotency({ store: new MemoryStore(), onfailure: 'fail' } as never))
+      .toThrow(new IdempotencyConfigError("idempotency: unknown option 'onfailure' (did you mean 'onFailure'?)"))
+  })
+
+  test('an unknown option far from every known one lists them', () => {
+    expect(() => idempotency({ store: new MemoryStore(), retries: 3 } as never)).toThrow(/^idempotency: unknown option 'retries' \(the options are store, key, payload, /)
+  })
+
+  test('perRecord\'s options too', () => {
+    expect(() => perRecord(async () => 1, { concurency: 2 } as never)).toThrow(new IdempotencyConfigError("perRecord: unknown option 'concurency' (did you mean 'concurrency'?)"))
+  })
+
+  test('an option set to undefined is no mistake', () => {
+    expect(() => idempotency({ store: new MemoryStore(), key: undefined })).not.toThrow()
+  })
+})
+
+test('DynamoDBStore refuses a misspelt option too', async () => {
+  const { DynamoDBStore } = await import('../../../src/dynamodb.js')
+  expect(() => new DynamoDBStore({ tableName: 'T', tablename: 'U' } as never)).toThrow(new IdempotencyConfigError("DynamoDBStore: unknown option 'tablename' (did you mean 'tableName'?)"))
+})
+
+test('a misspelt required option is named as a slip, not as the required one missing: DynamoDBStore({ tablename }), RedisStore({ clinet })', async () => {
+  const { DynamoDBStore } = await import('../../../src/dynamodb.js')
+  const { RedisStore } = await import('../../../src/redis.js')
+  expect(() => new DynamoDBStore({ tablename: 'IdempotencyStore' } as never)).toThrow(new IdempotencyConfigError("DynamoDBStore: unknown option 'tablename' (did you mean 'tableName'?)"))
+  expect(() => new RedisStore({ clinet: { sendCommand: async () => null } } as never)).toThrow(new IdempotencyConfigError("RedisStore: unknown option 'clinet' (did you mean 'client'?)"))
+})
+
+test('a missing store names every store the package has', () => {
+  expect(() => idempotency({} as never)).toThrow(new IdempotencyConfigError('idempotency: store is required and must implement claim, complete, fail and release (a DynamoDBStore, a RedisStore or a MemoryStore)'))
+})
+
+test('a malformed key or payload path is named once, with where it goes wrong', () => {
+  expect(() => idempotency({ store: new MemoryStore(), key: 'body..orderId' })).toThrow(new IdempotencyConfigError('idempotency: key path "body..orderId" is malformed at character 4'))
+  expect(() => idempotency({ store: new MemoryStore(), payload: '$.' })).toThrow(new IdempotencyConfigError('idempotency: payload path "$." names nothing'))
+})
+
+test("a store's own concurrency is the default, and the option still decides", async () => {
+  const { RedisStore } = await import('../../../src/redis.js')
+  const { resolveOptions } = await import('../../../src/middleware/options.js')
+  const store = new RedisStore({ client: { sendCommand: async () => null } })
+  expect(resolveOptions({ store }).concurrency).toBe(1000)
+  expect(resolveOptions({ store, concurrency: 7 }).concurrency).toBe(7)
+  expect(resolveOptions({ store: new MemoryStore() }).concurrency).toBe(50)
+})
+
+test("perRecord does not take a store's larger request bound as its own: with no option, at most 50 records run at once", async () => {
+  const { default: middy } = await import('@middy/core')
+  const { sqsEvent, sqsRecord, lambdaContext } = await import('../../support/sqs.js')
+  const records = Array.from({ length: 120 }, (_, i) => sqsRecord({ n: i }))
+  // A store that takes 1,000 requests at once (as RedisStore states), in memory.
+  const store = new MemoryStore({ limits: { maxResponseBytes: 1024 * 1024, maxReadKeys: 1000, concurrency: 1000 } })
+  let running = 0
+  let most = 0
+  const handler = middy().use(idempotency({ store, logger: false })).handler(perRecord(async () => {
+    most = Math.max(most, ++running)
+    await new Promise((resolve) => setImmediate(resolve))
+    running--
+  }) as never)
+  await (handler as unknown as (e: unknown, c: unknown) => Promise<unknown>)(sqsEvent(records), lambdaContext())
+  expect(most).toBe(50)
+})
+
+describe('options that would scope keys wrongly are refused when the middleware is made', () => {
+  test('a namespace holding # (it would read as another namespace\'s tenant)', () => {
+    expect(() => idempotency({ store: new MemoryStore(), namespace: 'orders#acme' })).toThrow(IdempotencyConfigError)
+    expect(() => idempotency({ store: new MemoryStore(), namespace: 'orders#acme' })).toThrow(/namespace must not contain '#'/)
+  })
+
+  test('caller with a key option: caller scopes only the default HTTP key', () => {
+    expect(() => idempotency({ store: new MemoryStore(), key: 'headers.idempotency-key', caller: () => 'alice' }))
+      .toThrow(new IdempotencyConfigError('idempotency: caller scopes only the default HTTP key; with your own key option, put the caller in the key'))
+  })
+})

@@ -1,0 +1,165 @@
+import type { Context } from 'aws-lambda'
+import { IdempotencyConfigError, IdempotencyHeldBackError } from '../errors.js'
+import { readableByLambda } from './answer.js'
+import type { Batch } from './batch.js'
+import type { RecordState } from './record-state.js'
+import { Followers } from './follow.js'
+import { defaultKeyOf } from './claim-batch.js'
+import { batchFor } from './handover.js'
+import { schedule } from './schedule.js'
+import { fulfilled, rejected } from '../unit/outcome.js'
+import { queueTransact } from '../unit/transact-queue.js'
+import { refuseUnknownOptions } from '../unknown-options.js'
+import { sourceOf } from '../sources/index.js'
+import { listOf, recordsOf, reportOf } from '../sources/source.js'
+import type { BatchEvent, PerRecordHandler, PerRecordOptions, RecordOf, RecordTools } from '../types.js'
+
+const DEFAULT_CONCURRENCY = 50
+
+/**
+ * The batch handler that runs `fn` once per record and settles each record the moment its
+ * own `fn` settles (docs/architecture.md: the batch flow): with `idempotency` in the stack, a record is COMPLETED (or
+ * goes through `onFailure`) without waiting for its neighbours, so a timeout or a crash in
+ * the middle of a batch re-runs no record that had finished. Records of one ordering group
+ * (FIFO message group) run one at a time, in order, and stop at the group's first failure;
+ * once Middy's timeout fires, no record starts. Answers `Promise.allSettled`'s shape, so
+ * `@middy/sqs-partial-batch-failure` reports exactly the records that failed.
+ *
+ * The record is typed by the event: given to `middy<SQSEvent>(perRecord(fn))` it is inferred
+ * from there; inside `.handler(...)`, whose parameter Middy types so that nothing can be inferred
+ * from it, say the event once: `perRecord<SQSEvent>(fn)`. A record type works too
+ * (`perRecord<SQSRecord>(fn)`, or an annotated `fn`).
+ *
+ * @example
+ * ```ts
+ * export const handler = middy<SQSEvent>()
+ *   .use(sqsPartialBatchFailure())
+ *   .use(idempotency({ store: new DynamoDBStore({ tableName: 'IdempotencyStore' }) }))
+ *   .handler(perRecord<SQSEvent>(async (record, { signal, transact }) => {
+ *     const order = JSON.parse(record.body)
+ *     transact({ Put: { TableName: 'Orders', Item: order, ConditionExpression: 'attribute_not_exists(id)' } })
+ *     return { orderId: order.id }
+ *   }))
+ * ```
+ */
+export function perRecord<TEvent extends BatchEvent = any, TResult = unknown> (
+  fn: (record: RecordOf<TEvent>, tools: RecordTools) => Promise<TResult> | TResult,
+  options?: PerRecordOptions
+): PerRecordHandler<RecordOf<TEvent>, TResult, TEvent>
+export function perRecord<TRecord = any, TResult = unknown> (
+  fn: (record: TRecord, tools: RecordTools) => Promise<TResult> | TResult,
+  options?: PerRecordOptions
+): PerRecordHandler<TRecord, TResult>
+export function perRecord<TRecord, TResult> (
+  fn: (record: TRecord, tools: RecordTools) => Promise<TResult> | TResult,
+  options: PerRecordOptions = {}
+): PerRecordHandler<TRecord, TResult> {
+  if (typeof fn !== 'function') throw new IdempotencyConfigError('perRecord: the record function is required')
+  refuseUnknownOptions('perRecord', options ?? {}, ['concurrency'])
+  const { concurrency } = options ?? {}
+  if (concurrency !== undefined && !(Number.isSafeInteger(concurrency) && concurrency > 0)) {
+    throw new IdempotencyConfigError('perRecord: concurrency must be a positive integer')
+  }
+  return async (event, context, middyOptions) => {
+    const batch = batchFor(event, context)
+    const source = batch?.source ?? sourceOf(event)
+    const records = source === undefined ? recordsOf(event) : listOf(source, event)
+    if (records === undefined) throw new IdempotencyConfigError('perRecord: the event has no records (a Records array, or Kafka\'s records): is this a batch event source?')
+    const signal = middyOptions?.signal ?? new AbortController().signal
+    if (batch !== undefined) batch.handlerCalled = true
+    if (batch !== undefined && batch.run.length === records.length) {
+      return await runBatch(batch, records as TRecord[], fn, { context, signal, concurrency: concurrency ?? batch.limits.recordConcurrency }) as Array<PromiseSettledResult<TResult>>
+    }
+    return await runPlain(event, records as TRecord[], fn, { context, signal, concurrency: concurrency ?? DEFAULT_CONCURRENCY })
+  }
+}
+
+/** The tools of one record; `key` is read when asked for, so that a record without one fails only if its function needs it. */
+const toolsOf = (run: Run, transact: RecordTools['transact'], key: () => string): RecordTools =>
+  ({ context: run.context, signal: run.signal, transact, get key () { return key() } })
+
+const noKey = (): never => { throw new IdempotencyConfigError('perRecord: key needs the idempotency middleware in the stack, or a batch of a known source') }
+
+interface Run { context: Context, signal: AbortSignal, concurrency: number }
+
+/** With `idempotency` in the stack: each record is settled in the store as soon as its work ends. */
+const runBatch = async <TRecord>(batch: Batch, records: TRecord[], fn: (record: TRecord, tools: RecordTools) => unknown, run: Run): Promise<Array<PromiseSettledResult<unknown>>> => {
+  const stop = batch.start(run.signal)
+  // Each record is given its own invocation's signal, not Middy's (shared by every invocation of a Middy 5 or 6 process).
+  run = { ...run, signal: batch.signal }
+  const results: Array<PromiseSettledResult<unknown>> = new Array(records.length)
+  // The records to run, and, in their group's order, the copies of a record of another group
+  // that runs here: a copy waits for its original, and its group behind it (follow.ts).
+  const handedAt = new Map(batch.run.map((state, index) => [state, index]))
+  const items = batch.records.flatMap((state): Array<{ state: RecordState, index?: number, record?: TRecord, group?: string }> => {
+    const index = handedAt.get(state)
+    const group = state.group === undefined ? {} : { group: state.group }
+    if (index !== undefined) return [{ state, index, record: records[index] as TRecord, ...group }]
+    return Followers.follows(state) ? [{ state, ...group }] : []
+  })
+  try {
+    await schedule(items, run.concurrency, {
+      closed: () => batch.closed,
+      skip: async ({ state, index }, why) => {
+        const result = await batch.skip(state, why)
+        if (index !== undefined) results[index] = result
+      },
+      run: async ({ state, index, record }, free) => {
+        if (index === undefined) {
+          // A copy does no work: it holds no place while it waits.
+          free()
+          return await batch.followers.follow(state)
+        }
+        batch.begin(state)
+        const writes: unknown[] = []
+        const key = state.unit?.key
+        const outcome = await attempt(fn, record as TRecord, toolsOf(run, queueTransact(batch.config, key, writes, () => state.phase === 'running'), () => key ?? noKey()))
+        // The work is over: its slot goes to the next record once this one's write has its turn
+        // at the store (at once while the store has room, so that the writes of records that end
+        // together share round trips; never before, so finished work never piles up unwritten).
+        // Unless the write is a commit (its transact writes, or the claim of 'transact-only'):
+        // that is the work's effect, and keeps the slot until it is done.
+        const commits = outcome.status === 'fulfilled' && (writes.length > 0 || (state.outcome?.kind === 'run' && state.outcome.unclaimed === true))
+        await batch.settle(state, outcome, outcome.status === 'fulfilled' ? writes : [], commits ? undefined : free)
+        const result = state.result ?? outcome
+        results[index] = result
+        return result.status === 'fulfilled'
+      }
+    })
+  } finally {
+    stop()
+  }
+  return results
+}
+
+/** Without the middleware: the same scheduling and answer, and no store. */
+const runPlain = async <TRecord, TResult>(event: unknown, records: TRecord[], fn: (record: TRecord, tools: RecordTools) => Promise<TResult> | TResult, run: Run): Promise<Array<PromiseSettledResult<TResult>>> => {
+  const source = sourceOf(event)
+  const groupOf = source?.orderingGroups(records)
+  const results: Array<PromiseSettledResult<TResult>> = new Array(records.length)
+  const items = records.map((record, index) => ({ record, index, ...(groupOf === undefined ? {} : { group: groupOf(record) }) }))
+  const noTransact = (): never => { throw new IdempotencyConfigError('transact needs the idempotency middleware, with a DynamoDBStore, in the stack') }
+  await schedule(items, run.concurrency, {
+    closed: () => run.signal.aborted,
+    skip: (item, why) => {
+      results[item.index] = rejected(new IdempotencyHeldBackError(why === 'closed' ? 'the invocation timed out before it started' : 'an earlier record of its ordering group failed',
+        item.group === undefined ? {} : { group: item.group }))
+    },
+    run: async ({ record, index }, free) => {
+      const result = await attempt(fn, record, toolsOf(run, noTransact, () => source === undefined ? noKey() : defaultKeyOf(source, event, record, run.context))) as PromiseSettledResult<TResult>
+      free()
+      results[index] = result
+      return result.status === 'fulfilled'
+    }
+  })
+  if (source === undefined) return results
+  return readableByLambda(results, records.map((record) => record === null || typeof record !== 'object' ? undefined : reportOf(source, record)))
+}
+
+const attempt = async <TRecord>(fn: (record: TRecord, tools: RecordTools) => unknown, record: TRecord, tools: RecordTools): Promise<PromiseSettledResult<unknown>> => {
+  try {
+    return fulfilled(await fn(record, tools))
+  } catch (error) {
+    return rejected(error)
+  }
+}

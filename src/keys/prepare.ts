@@ -1,0 +1,63 @@
+import { IdempotencyKeyError } from '../errors.js'
+import type { Unit } from '../unit/config.js'
+import { inspect } from 'node:util'
+import { hashOf, isEmptySelection, storedKey, type Select } from './selector.js'
+
+/** The compiled `key` and `payload` options of one middleware. */
+export interface Selection {
+  namespace: string
+  key: Select
+  /** How the key is taken, for errors: `key path "body.orderId"`, `the key function`. */
+  keyName: string
+  payload?: Select
+  /** The key is the source's default (not the `key` option): a source may scope it by its event. */
+  defaultKey?: boolean
+}
+
+/**
+ * Computes key and payload hash once, before the handler runs, so a handler that
+ * mutates its input cannot change them. `label` names the unit in errors.
+ * Throws `IdempotencyKeyError` naming the unit and what was wrong.
+ */
+export const prepareUnit = (selection: Selection, input: unknown, context: unknown, attempt: number, label: string): Unit => {
+  /** Runs one step; any failure becomes an IdempotencyKeyError that names the unit. */
+  const step = <T>(problem: string, run: () => T): T => {
+    try {
+      return run()
+    } catch (error) {
+      // The selectors already say what went wrong; anything else is a hashing problem.
+      if (error instanceof IdempotencyKeyError) throw new IdempotencyKeyError(`${label}: ${error.message}`, error.cause, { clientError: error.expose, ...(error.problem === undefined ? {} : { detail: error.problem.detail }) })
+      throw new IdempotencyKeyError(`${label}: ${problem}: ${(error as Error)?.message ?? String(error)}`, error, { clientError: false })
+    }
+  }
+  const key = step('the key cannot be taken', () => selection.key(input, context))
+  if (isEmptySelection(key)) {
+    const found = key === undefined || key === null ? 'nothing' : inspect(key, { depth: 4, breakLength: Infinity })
+    throw new IdempotencyKeyError(`${label}: the key is empty (${selection.keyName} found ${found}): nothing to identify the work by`)
+  }
+  const tenant = step('the tenant cannot be read', () => tenantOf(context))
+  const unit: Unit = { key: step(`the key from ${selection.keyName} cannot be hashed`, () => storedKey(selection.namespace, key, tenant)), attempt }
+  const { payload } = selection
+  if (payload !== undefined) unit.payloadHash = step('the payload cannot be hashed', () => hashOf(payload(input, context)))
+  return unit
+}
+
+/**
+ * The tenant of a function in Lambda's tenant isolation mode: `context.tenantId`, which Lambda
+ * sets from the `X-Amz-Tenant-Id` of the Invoke request. It scopes every key, so two tenants that
+ * send the same work never share a record.
+ * https://docs.aws.amazon.com/lambda/latest/dg/tenant-isolation-context.html
+ */
+const tenantOf = (context: unknown): string | undefined => {
+  const tenant = typeof context === 'object' && context !== null ? (context as { tenantId?: unknown }).tenantId : undefined
+  if (tenant === undefined || tenant === null) return undefined
+  if (typeof tenant !== 'string') {
+    throw new IdempotencyKeyError(`context.tenantId is a ${typeof tenant}, not a string: the key cannot be scoped to its tenant`, undefined, { clientError: false })
+  }
+  try {
+    encodeURIComponent(tenant)
+  } catch (error) {
+    throw new IdempotencyKeyError('context.tenantId is not well-formed Unicode (a lone surrogate): the key cannot be scoped to its tenant', error, { clientError: false })
+  }
+  return tenant
+}

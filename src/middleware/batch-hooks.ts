@@ -1,0 +1,145 @@
+import { forEachBounded } from '../batch/bounded.js'
+import { IdempotencyConfigError } from '../errors.js'
+import type { LifecycleConfig, Unit } from '../unit/config.js'
+import { storeDeadline, withDeadline } from '../unit/deadline.js'
+import { leaseFor, remainingMs } from '../unit/lease.js'
+import { rejected } from '../unit/outcome.js'
+import type { Selection } from '../keys/prepare.js'
+import { keepFailed, type Hold } from '../unit/fenced-writes.js'
+import { originalError, timedOut, watchErrors } from './timeout.js'
+import { fieldOf, listOf, type BatchSource } from '../sources/source.js'
+import type { Adapter, MiddyRequest } from './hooks.js'
+import { readAnswer } from '../batch/answer.js'
+import { Batch, type BatchLimits } from '../batch/batch.js'
+import { claimBatch, prepareRecords } from '../batch/claim-batch.js'
+import { handOver, takeBack } from '../batch/handover.js'
+import type { HandlerKind } from './handler-kind.js'
+
+/**
+ * The Middy hooks of one batch source (docs/architecture.md: the batch flow). `before` claims every record and hands
+ * the handler only those it must run; each record is settled as soon as its work ends
+ * (`perRecord`) or, for a hand-written handler, in `after`; `after` and `onError` restore the
+ * delivered event and answer index-aligned with it.
+ */
+export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selection: Selection, limits: BatchLimits, handler: HandlerKind): Adapter => {
+  const batches = new WeakMap<MiddyRequest, Batch>()
+
+  const before = async (request: MiddyRequest): Promise<unknown> => {
+    const event = request.event as object
+    const delivered = listOf(source, event)
+    if (delivered === undefined) {
+      const error = new IdempotencyConfigError(`idempotency: mode '${source.mode}' expects ${source.eventName} (${source.layout === undefined ? `a Records array of ${source.eventSource} records` : `its ${fieldOf(source)}`})`)
+      // Logged as well as thrown: @middy/sqs-partial-batch-failure's onError turns an event
+      // without Records into an empty batchItemFailures, which would hide it.
+      config.log.error({ message: error.message, error })
+      throw error
+    }
+    watchErrors(request)
+    const lease = leaseFor(request.context, config.now, 'event-source-mapping')
+    // This batch's store calls, bounded by its own deadline (docs/architecture.md: a store that hangs).
+    const bounded = withDeadline(config, storeDeadline(request.context, limits.timeoutMarginMs))
+    const records = prepareRecords(source, selection, delivered, request.context, event)
+    const batch = new Batch(source, bounded, limits, event, records, lease, request.context)
+    // Registered before claiming, so that onError can release whatever was claimed should anything below throw.
+    batches.set(request, batch)
+    batch.whenStarted = () => { handler.learn(batch) }
+    await claimBatch(bounded, source, limits.concurrency, records, lease, handler.perRecord)
+    batch.hand(records.filter((s) => s.outcome?.kind === 'run'))
+    // A tumbling window's handler runs even with no record to run: it carries the window's
+    // state, and its final invocation (often with no records) is where the window is processed.
+    // https://docs.aws.amazon.com/lambda/latest/dg/services-kinesis-windows.html
+    const tumbling = (event as { window?: unknown }).window !== undefined
+    if (batch.run.length === 0 && !tumbling) {
+      // Nothing to run, so the handler must not be called. Returning early skips every
+      // `after` hook, the batch middleware's too, so the answer is already in Lambda's
+      // own `{ batchItemFailures }` shape (docs/guarantees.md: what happens on each path).
+      return batch.answer('native')
+    }
+    request.event = handOver(event, batch)
+    return undefined
+  }
+
+  const after = async (request: MiddyRequest): Promise<void> => {
+    const batch = batches.get(request)
+    if (batch === undefined || batch.answered) return
+    handler.learn(batch)
+    request.event = batch.event
+    if (config.transactOnly === true && !batch.scheduled) {
+      // Nothing was claimed: the records are simply not acknowledged, and run again; nothing
+      // became of them to report.
+      batch.finish({ report: false })
+      takeBack(batch)
+      throw new IdempotencyConfigError("idempotency: effects: 'transact-only' needs the handler to be perRecord(fn), whose effects are its transact writes")
+    }
+    if (batch.closed || batch.unfinished()) {
+      // Middy's timeout answered (a `timeoutEarlyResponse` that returns) while work was running.
+      // Promises the handler returned are not waited for; their rejections must not end the process.
+      if (Array.isArray(request.response)) for (const entry of request.response) (entry as Partial<Promise<unknown>> | null)?.catch?.(() => {})
+      await batch.closeOnTimeout()
+      return answer(request, batch, 'native')
+    }
+    let read: Awaited<ReturnType<typeof readAnswer>>
+    try {
+      const left = remainingMs(request.context)
+      read = await readAnswer(request.response, batch.run, source, left === undefined ? undefined : left - limits.timeoutMarginMs)
+    } catch (error) {
+      // The handler ran but its answer cannot be read: some records may have taken effect.
+      // Keep them FAILED rather than release them to run again; the error goes on to onError.
+      config.log.error({ message: (error as Error).message, error })
+      await batch.settleEach(async (state) => {
+        await keepFailed(batch.config, state.unit as Unit, state.outcome as Hold, error)
+        Object.assign(state, { result: rejected(error), settledAs: 'failed', onFailure: 'fail', phase: 'settled' })
+      })
+      end(batch)
+      throw error
+    }
+    // Cut off at the deadline: what failed from here may have taken effect, and keeps its lease.
+    if (read.cutOff === true) batch.close(true)
+    await forEachBounded(batch.run, limits.concurrency, async (state, i) => {
+      await batch.settle(state, read.results[i] as PromiseSettledResult<unknown>)
+    })
+    // A tumbling window's `state` is the handler's to carry to the next invocation:
+    // https://docs.aws.amazon.com/lambda/latest/dg/services-kinesis-windows.html
+    const window = request.response as { state?: unknown } | null | undefined
+    const state = read.form === 'native' && typeof window === 'object' && window !== null && 'state' in window ? { state: window.state } : {}
+    answer(request, batch, read.form)
+    Object.assign(request.response as object, state)
+  }
+
+  const onError = async (request: MiddyRequest): Promise<void> => {
+    const batch = batches.get(request)
+    if (batch === undefined) return
+    handler.learn(batch)
+    request.event = batch.event
+    if (batch.answered) return
+    if (batch.closed || timedOut(request, limits.timeoutMarginMs)) {
+      await batch.closeOnTimeout()
+      // perRecord knows what became of each record: the finished ones are answered as such,
+      // instead of the whole batch coming back (they would only replay, but cost a delivery).
+      if (batch.scheduled) {
+        config.log.warn({ message: 'idempotency: timed out; the records that had not finished are reported failed', error: originalError(request) })
+        return answer(request, batch, 'native')
+      }
+    } else {
+      // With `perRecord` known to be the handler, a batch it was never called with never started
+      // a record, whoever read the records (a validator): see handler-kind.ts.
+      await batch.closeOnError(originalError(request), handler.perRecord)
+    }
+    // A middleware inside ours answered the error (a misordered batch middleware, built on
+    // the records the handler saw): the answer must cover every delivered record.
+    if (request.response !== undefined) answer(request, batch, 'native')
+    else end(batch)
+  }
+
+  const answer = (request: MiddyRequest, batch: Batch, form: 'array' | 'native'): void => {
+    request.response = batch.answer(form)
+    takeBack(batch)
+  }
+
+  const end = (batch: Batch): void => {
+    batch.finish()
+    takeBack(batch)
+  }
+
+  return { before, after, onError }
+}

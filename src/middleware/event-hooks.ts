@@ -1,0 +1,143 @@
+import { HttpServerErrorResponse } from '../errors.js'
+import { claim } from '../unit/claim.js'
+import type { LifecycleConfig, Unit } from '../unit/config.js'
+import { storeDeadline, withDeadline } from '../unit/deadline.js'
+import { leaseFor } from '../unit/lease.js'
+import { prepareUnit, type Selection } from '../keys/prepare.js'
+import { kindOfRefusal, reportOutcome } from '../observe/report.js'
+import type { IdempotencyContext, OutcomeReport, ProblemDetails } from '../types.js'
+import { fulfilled, rejected } from '../unit/outcome.js'
+import { settleUnit } from '../unit/settle.js'
+import { queueTransact } from '../unit/transact-queue.js'
+import { originalError, timedOut, watchErrors } from './timeout.js'
+import type { Adapter, MiddyRequest } from './hooks.js'
+import { isHttpEvent } from '../http/request.js'
+import { isErrorResponse, markReplayed } from '../http/response.js'
+import { problemOf, problemResponse } from '../http/problem.js'
+
+/** A claimed event: its hold, whether it is settled, its queued `transact` writes, when its work started, its store calls' bound. */
+interface Claimed { unit: Unit, leaseToken: string, settled: boolean, writes: unknown[], startedMs: number, config: LifecycleConfig }
+
+/** What whole-event mode is told besides the lifecycle: see the options of the same names. */
+export interface WholeEventOptions {
+  timeoutMarginMs: number
+  responseHook?: (response: unknown, info: { key: string, event: unknown }) => unknown
+  /** Events that run without idempotency: nothing claimed, nothing stored (see `runsUnprotected`). */
+  runsUnprotected?: (event: unknown) => boolean
+}
+
+/**
+ * Whole-event mode (docs/architecture.md: whole events and HTTP): direct invoke, API Gateway, EventBridge... one event,
+ * one unit of work. A duplicate returns the stored response without running the handler.
+ */
+export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection, options: WholeEventOptions): Adapter => {
+  const claims = new WeakMap<MiddyRequest, Claimed>()
+  const replayed = new WeakSet<MiddyRequest>()
+  /** HTTP requests we refused in `before`, and what their client is told (see `onError`). */
+  const refused = new WeakMap<MiddyRequest, ProblemDetails>()
+
+  /** A refusal to throw, once the answer an HTTP client gets for it is noted. */
+  const refusal = (request: MiddyRequest, error: unknown): unknown => {
+    const problem = isHttpEvent(request.event) ? problemOf(error) : undefined
+    if (problem !== undefined) refused.set(request, problem)
+    return error
+  }
+
+  const report = (outcome: OutcomeReport): void => { reportOutcome(config, outcome) }
+
+  /** The stored response as this request gets it: marked as a replay for HTTP, then the user's hook. */
+  const replayOf = async (request: MiddyRequest, key: string, stored: unknown): Promise<unknown> => {
+    const response = isHttpEvent(request.event) ? markReplayed(stored) : stored
+    return options.responseHook === undefined ? response : await options.responseHook(response, { key, event: request.event })
+  }
+
+  const before = async (request: MiddyRequest): Promise<unknown> => {
+    if (options.runsUnprotected?.(request.event) === true) return undefined
+    watchErrors(request)
+    const lease = leaseFor(request.context, config.now)
+    const since = (): number => config.now() - lease.nowMs
+    let unit: Unit
+    try {
+      unit = prepareUnit(selection, request.event, request.context, 1, 'event')
+    } catch (error) {
+      report({ kind: 'no-key', durationMs: since(), error })
+      throw refusal(request, error)
+    }
+    // This event's store calls, bounded by its own deadline (docs/architecture.md: a store that hangs).
+    const bounded = withDeadline(config, storeDeadline(request.context, options.timeoutMarginMs))
+    const outcome = await claim(bounded, unit, lease)
+    if (outcome.kind === 'rejected') {
+      report({ kind: kindOfRefusal(outcome.error), key: unit.key, durationMs: since(), error: outcome.error })
+      throw refusal(request, outcome.error)
+    }
+    if (outcome.kind === 'run') {
+      const claimed: Claimed = { unit, leaseToken: outcome.leaseToken, settled: false, writes: [], startedMs: config.now(), config: bounded }
+      claims.set(request, claimed)
+      // docs/architecture.md: transact: the handler queues its DynamoDB writes here; they commit with the completion.
+      if (typeof request.context === 'object' && request.context !== null) {
+        const idempotency: IdempotencyContext = { key: unit.key, transact: queueTransact(config, unit.key, claimed.writes, () => !claimed.settled) }
+        Object.assign(request.context, { idempotency })
+      }
+      return undefined
+    }
+    report({ kind: 'replayed', key: unit.key, durationMs: since() })
+    const response = await replayOf(request, unit.key, outcome.response)
+    // `earlyResponse` (Middy >= 6) is what makes an `undefined` result a response rather
+    // than "go on and run the handler".
+    replayed.add(request)
+    request.earlyResponse = response
+    return response
+  }
+
+  /** The one settlement path (docs/architecture.md: the record's life), then what it tells `onOutcome`. */
+  const settle = async (request: MiddyRequest, claimed: Claimed, result: PromiseSettledResult<unknown>): Promise<PromiseSettledResult<unknown>> => {
+    const nearDeadline = result.status === 'rejected' && timedOut(request, options.timeoutMarginMs)
+    const settled = await settleUnit(claimed.config, claimed.unit, claimed, result, { writes: claimed.writes, timedOut: nearDeadline })
+    report({
+      kind: settled.kind, key: claimed.unit.key, durationMs: config.now() - claimed.startedMs,
+      ...(settled.onFailure === undefined ? {} : { onFailure: settled.onFailure }),
+      ...(settled.result.status === 'rejected' ? { error: settled.result.reason } : {})
+    })
+    return settled.result
+  }
+
+  const after = async (request: MiddyRequest): Promise<void> => {
+    if (replayed.has(request)) {
+      // Only Middy 5 gets here: it cannot respond early with `undefined`, so it ran the handler.
+      config.log.error({ message: 'idempotency: Middy 5 ran the handler of a duplicate whose stored result is undefined; return a value from the handler, or use Middy 6 or later' })
+      return
+    }
+    const claimed = claims.get(request)
+    if (claimed === undefined || claimed.settled) return
+    claimed.settled = true
+    const { response } = request
+    // Near the deadline an error status may be a custom `timeoutEarlyResponse` (a 408, a 504)
+    // answering while the handler still runs: the lease is kept. A 5xx otherwise is a
+    // failure, returned unchanged; a 4xx is the handler's answer, stored as such.
+    if (isErrorResponse(response) && (response.statusCode >= 500 || timedOut(request, options.timeoutMarginMs))) {
+      await settle(request, claimed, rejected(new HttpServerErrorResponse(response.statusCode, response)))
+      return
+    }
+    const settled = await settle(request, claimed, fulfilled(response))
+    if (settled.status === 'rejected') throw settled.reason
+  }
+
+  const onError = async (request: MiddyRequest): Promise<void> => {
+    const problem = refused.get(request)
+    if (problem !== undefined) {
+      // The refusal stays `request.error` for every middleware; the client gets problem details,
+      // whatever error handler the stack has or lacks. Set, not returned: a returned value would
+      // stop Middy from running the `onError` hooks outside ours (an outer http-error-handler
+      // then sees the response and leaves it be).
+      request.response = problemResponse(problem, request.event, request.response)
+      return
+    }
+    const claimed = claims.get(request)
+    if (claimed === undefined || claimed.settled) return
+    claimed.settled = true
+    // What was really thrown, not what a middleware inside ours (http-error-handler) made of it.
+    await settle(request, claimed, rejected(originalError(request)))
+  }
+
+  return { before, after, onError }
+}

@@ -1,0 +1,102 @@
+import { randomUUID } from 'node:crypto'
+import { IdempotencyFailedError, IdempotencyInProgressError, IdempotencyPayloadMismatchError, IdempotencyStoreError } from '../errors.js'
+import { asStoreError } from './stored-error.js'
+import { withinDeadline } from './deadline.js'
+import { isClaimable, type IdempotencyRecord } from '../stores/store.js'
+import type { LifecycleConfig, Unit } from './config.js'
+import { ownerToken } from './durable.js'
+import type { Lease } from './lease.js'
+import type { ClaimDecision } from './outcome.js'
+import { parseResponse } from './stored-result.js'
+
+/**
+ * Claims one unit of work: one conditional write that either makes us the owner
+ * (IN_PROGRESS, a fresh fencing token, a lease) or returns the record in the way.
+ * `standing` is that record when it was already read in bulk (see `IdempotencyStore.read`):
+ * if it still protects the key, no write is made at all.
+ */
+export const claim = async (config: LifecycleConfig, unit: Unit, lease: Lease, standing?: IdempotencyRecord): Promise<ClaimDecision> => {
+  const known = decideFromKnown(config, unit, lease, standing)
+  if (known !== undefined) return known
+  const cutoff = lease.nowMs - config.clockSkewMs
+
+  const leaseToken = tokenFor(unit, lease)
+  const nowSeconds = Math.floor(lease.nowMs / 1000)
+  const record = {
+    key: unit.key,
+    status: 'IN_PROGRESS' as const,
+    // TTL must never remove a record whose lease is still live, whatever expiresAfterSeconds is.
+    expiry: Math.max(nowSeconds + config.expiresAfterSeconds, Math.ceil(lease.until / 1000) + 1),
+    inProgressExpiry: lease.until,
+    leaseToken,
+    ...(unit.payloadHash === undefined ? {} : { payloadHash: unit.payloadHash })
+  }
+  let existing: IdempotencyRecord | undefined
+  try {
+    // Given up at the deadline, the claim may still land: the record then stands IN_PROGRESS
+    // under our token until the lease (this invocation's deadline) lapses, and a redelivery
+    // claims it after that. The unit never ran, so nothing runs twice; it is reported failed.
+    existing = await withinDeadline(config, 'claim', unit.key, async (signal) => await config.store.claim(record, cutoff, { signal, clockSkewMs: config.clockSkewMs }))
+  } catch (error) {
+    return { kind: 'rejected', error: asStoreError(error, 'claim', unit.key) }
+  }
+  // Our own token in the way: the write reached the table, its answer was lost and the SDK
+  // retried it; or, in a durable execution, an earlier invocation of the same execution claimed
+  // it (whatever it became since: the execution replays its work, docs/lambda-modes.md). The
+  // record is ours.
+  if (existing === undefined || existing.leaseToken === leaseToken) return { kind: 'run', leaseToken }
+  return judge(config, unit, existing)
+}
+
+/**
+ * `effects: 'transact-only'`: the unit runs without a claim, unless a record known to protect
+ * its key already decides (the local cache, or the bulk read of redeliveries). Its commit
+ * makes the claim, so concurrent duplicates may both run and exactly one commits.
+ */
+export const admit = (config: LifecycleConfig, unit: Unit, lease: Lease, standing?: IdempotencyRecord): ClaimDecision =>
+  decideFromKnown(config, unit, lease, standing) ?? { kind: 'run', leaseToken: tokenFor(unit, lease), unclaimed: true }
+
+/** A fresh token for every claim; in a durable execution, the execution's own on this key. */
+const tokenFor = (unit: Unit, lease: Lease): string => lease.owner === undefined ? randomUUID() : ownerToken(lease.owner, unit.key)
+
+/**
+ * What a record already known to protect the key decides, with no request: one the local
+ * cache holds, or one read in bulk (`standing`). Undefined when none does.
+ */
+const decideFromKnown = (config: LifecycleConfig, unit: Unit, lease: Lease, standing?: IdempotencyRecord): ClaimDecision | undefined => {
+  // A durable execution replays what it already did, whatever it stored: a record it holds is
+  // decided by the claim, which knows its token (the cache keeps none).
+  if (lease.owner !== undefined) {
+    return standing === undefined || standing.leaseToken === tokenFor(unit, lease) || isClaimable(standing, lease.nowMs - config.clockSkewMs)
+      ? undefined
+      : judge(config, unit, standing)
+  }
+  const cached = config.cache?.get(unit.key, lease.nowMs)
+  if (cached !== undefined) return judge(config, unit, cached)
+  // Another host's lease only counts as lapsed once it has been over for longer than the clock skew allowed.
+  if (standing !== undefined && !isClaimable(standing, lease.nowMs - config.clockSkewMs)) return judge(config, unit, standing)
+  return undefined
+}
+
+/** What a record that protects the key means for this unit (no write is ever made here). */
+export const judge = (config: LifecycleConfig, unit: Unit, existing: IdempotencyRecord): ClaimDecision => {
+  if (unit.payloadHash !== undefined && existing.payloadHash !== undefined && unit.payloadHash !== existing.payloadHash) {
+    return { kind: 'rejected', error: new IdempotencyPayloadMismatchError(unit.key) }
+  }
+  switch (existing.status) {
+    case 'COMPLETED':
+      try {
+        const response = parseResponse(existing.responseData)
+        config.cache?.remember(existing)
+        return { kind: 'replay', response }
+      } catch (error) {
+        return { kind: 'rejected', error: new IdempotencyStoreError('read', `the stored response of key ${unit.key} is not valid JSON`, { key: unit.key, cause: error }) }
+      }
+    case 'FAILED':
+      return { kind: 'rejected', error: new IdempotencyFailedError(unit.key, existing.error ?? { name: 'Error', message: 'unknown' }) }
+    case 'IN_PROGRESS':
+      return { kind: 'rejected', error: new IdempotencyInProgressError(unit.key, existing.inProgressExpiry) }
+    default:
+      return { kind: 'rejected', error: new IdempotencyStoreError('read', `key ${unit.key} has an unknown status ${String(existing.status)}`, { key: unit.key }) }
+  }
+}

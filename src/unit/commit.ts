@@ -1,0 +1,119 @@
+import { IdempotencyConfigError, IdempotencyLeaseLostError, IdempotencyResponseError, IdempotencyTransactError } from '../errors.js'
+import { asStoreError } from './stored-error.js'
+import { withinDeadline } from './deadline.js'
+import type { StoreLimits } from '../stores/store.js'
+import type { LifecycleConfig, Unit } from './config.js'
+import { fulfilled, rejected } from './outcome.js'
+import { serialiseResponse } from './stored-result.js'
+import { judge } from './claim.js'
+import { kindOfRefusal } from '../observe/report.js'
+import { applyOnFailure, keepFailed, releaseRegardlessOfPolicy, type Hold, type Settlement } from './fenced-writes.js'
+
+/** The store's class name, for errors that say which store cannot do what. */
+export const storeName = (config: LifecycleConfig): string => {
+  // A store's own `name` survives minification, which renames classes.
+  const store = config.store as { name?: unknown, constructor?: { name?: string } }
+  return typeof store.name === 'string' ? store.name : store.constructor?.name ?? 'this store'
+}
+
+/** Why `writes` cannot be one commit with the completion, by the store's own limits, or undefined. */
+const tooMuch = (writes: readonly unknown[], limits: StoreLimits['transaction']): { code: string, problem: string } | undefined => {
+  if (limits === undefined) return undefined
+  if (writes.length > limits.maxWrites) return { code: 'TooManyItems', problem: `${writes.length} writes queued, more than the ${limits.maxWrites} that fit in one transaction with the completion` }
+  // An estimate (a store sizes its items its own way), never far above it: binary values count
+  // their bytes, not the four-per-byte of a Buffer's JSON, which would refuse what fits.
+  const bytes = sizeOf(writes)
+  if (bytes > limits.maxBytes) return { code: 'TooLarge', problem: `the writes are about ${bytes} bytes, more than the ${limits.maxBytes} one transaction holds` }
+  return undefined
+}
+
+/**
+ * About how many bytes `value` takes as a store item: UTF-8 text, binary as its bytes, numbers
+ * as their digits, names of attributes, and a little per container and element.
+ */
+const sizeOf = (value: unknown): number => {
+  if (typeof value === 'string') return Buffer.byteLength(value)
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value).length
+  if (value === null || typeof value !== 'object') return 1
+  if (ArrayBuffer.isView(value)) return value.byteLength
+  if (value instanceof ArrayBuffer) return value.byteLength
+  const members = value instanceof Set || Array.isArray(value) ? [...value] : undefined
+  if (members !== undefined) return members.reduce((sum: number, member) => sum + 1 + sizeOf(member), 3)
+  return Object.entries(value).reduce((sum, [name, member]) => sum + Buffer.byteLength(name) + 1 + sizeOf(member), 3)
+}
+
+/**
+ * The work succeeded and its effects are `writes`: apply them and mark the record COMPLETED
+ * in one transaction (docs/architecture.md: transact). Refused by one of the writes: nothing applied, the record
+ * fails with an `IdempotencyTransactError` through `onFailure`. Refused by our fence: nothing
+ * applied, reported failed as a lost lease (the new owner's result replays later).
+ */
+export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, hold: Hold, response: unknown, writes: readonly unknown[]): Promise<Settlement> => {
+  const { leaseToken, unclaimed = false } = hold
+  /**
+   * None of the writes was applied. `keep`: the work cannot be completed as it is (its result
+   * or its writes cannot be stored), and it may have had effects outside `transact`, so the
+   * record is kept FAILED, as `complete` does; otherwise `onFailure` applies. Unclaimed
+   * (`effects: 'transact-only'`), there were no other effects: the policy applies.
+   */
+  const refuse = async (error: Error, keep = false): Promise<Settlement> => {
+    if (keep && !unclaimed) {
+      await keepFailed(config, unit, hold, error)
+      return { result: rejected(error), kind: 'failed', onFailure: 'fail' }
+    }
+    const done = await applyOnFailure(config, unit, hold, error)
+    return { result: rejected(error), kind: 'failed', ...(done === undefined ? {} : { onFailure: done }) }
+  }
+  const commit = config.store.commit?.bind(config.store)
+  if (commit === undefined) return await refuse(new IdempotencyConfigError(`idempotency: transact needs a store that commits transactions (DynamoDBStore); ${storeName(config)} does not`))
+  const limit = tooMuch(writes, config.store.limits?.transaction)
+  if (limit !== undefined) return await refuse(new IdempotencyTransactError(`transact for key ${unit.key}: ${limit.problem}; nothing was written`, { key: unit.key, code: limit.code }), true)
+  const serialised = serialiseResponse(response, config.store.limits?.maxResponseBytes)
+  if (!serialised.ok) return await refuse(new IdempotencyResponseError(unit.key, `${serialised.problem}; none of its transact writes was applied`), true)
+
+  const nowMs = config.now()
+  const expiry = Math.floor(nowMs / 1000) + config.expiresAfterSeconds
+  const outcome = {
+    expiry,
+    ...(serialised.json === undefined ? {} : { responseData: serialised.json }),
+    ...(unclaimed && unit.payloadHash !== undefined ? { payloadHash: unit.payloadHash } : {})
+  }
+  let committed
+  try {
+    // An unclaimed commit claims as it completes, on the claim's condition (with its skew allowance).
+    committed = await withinDeadline(config, 'commit', unit.key, async (signal) => await commit(unit.key, leaseToken, outcome, writes, unclaimed ? { nowMs: nowMs - config.clockSkewMs } : undefined, { signal }))
+  } catch (error) {
+    // Whether it landed is unknown (a store fault, or given up at the deadline: the transaction
+    // may still be applied, all of it or none): the lease stays, so a redelivery meets either the
+    // COMPLETED record or, once the lease lapses, runs again with nothing applied.
+    // Logged once, as the unit's outcome.
+    return { result: rejected(asStoreError(error, 'commit', unit.key)), kind: 'store-error' }
+  }
+  switch (committed.status) {
+    case 'committed':
+      config.cache?.remember({ key: unit.key, status: 'COMPLETED', ...outcome, ...(unit.payloadHash === undefined ? {} : { payloadHash: unit.payloadHash }) })
+      return { result: fulfilled(response), kind: 'completed' }
+    case 'lease-lost':
+      return { result: rejected(new IdempotencyLeaseLostError(unit.key)), kind: 'lease-lost' }
+    case 'taken': {
+      // Another invocation committed this key first: nothing of ours was applied; its result is ours.
+      const judged = judge(config, unit, committed.record)
+      if (judged.kind === 'replay') return { result: fulfilled(judged.response), kind: 'replayed' }
+      // judge never answers 'run': the record stands, and says why this unit cannot.
+      const error = judged.kind === 'rejected' ? judged.error : new IdempotencyLeaseLostError(unit.key)
+      return { result: rejected(error), kind: kindOfRefusal(error) }
+    }
+    case 'refused': {
+      const which = committed.entry === undefined ? 'the transaction' : `transact entry ${committed.entry}`
+      const error = new IdempotencyTransactError(`${which} was refused (${committed.code}): ${committed.message}; nothing was written`,
+        { key: unit.key, code: committed.code, ...(committed.entry === undefined ? {} : { entry: committed.entry }) })
+      // A write refused as it stands (a condition, an invalid entry): the work may have had
+      // effects outside transact, so an invalid commit is kept FAILED as an unstorable result is.
+      if (committed.reason !== 'temporary') return await refuse(error, committed.reason === 'invalid')
+      // Another transaction on the same item, or throttling: nothing is wrong with the work.
+      // Released whatever `onFailure` says, so that a redelivery simply tries again.
+      await releaseRegardlessOfPolicy(config, unit, hold)
+      return { result: rejected(error), kind: 'failed', onFailure: 'delete' }
+    }
+  }
+}

@@ -1,0 +1,38 @@
+import type { IdempotencyStore } from '../stores/store.js'
+import type { LocalCache } from './local-cache.js'
+import type { Log } from '../observe/log.js'
+import type { FailurePolicy, OutcomeReport } from '../types.js'
+
+/** One unit of work (an SQS record, or a whole event) once its key is known. */
+export interface Unit {
+  key: string
+  payloadHash?: string
+  attempt: number
+}
+
+/** Everything the record lifecycle needs, resolved from the middleware options. */
+export interface LifecycleConfig {
+  store: IdempotencyStore<any>
+  expiresAfterSeconds: number
+  onFailure: FailurePolicy
+  /** Our log, at the `logLevel` option's level, over the `logger` option. */
+  log: Log
+  now: () => number
+  clockSkewMs: number
+  cache?: LocalCache
+  onOutcome?: (outcome: OutcomeReport) => void
+  /** `effects: 'transact-only'`: batch records are not claimed before they run; their commit claims them. */
+  transactOnly?: boolean
+  /** This invocation's bound on each store call (see `withinDeadline`); set per batch or event, never on the shared config. */
+  deadline?: StoreDeadline
+}
+
+/**
+ * How long a store call of one invocation may wait for its answer. Made per invocation (per
+ * batch, per event) from its own Lambda context: Lambda Managed Instances run many invocations
+ * in one process, sharing one middleware and one store, so the deadline is never the process's.
+ */
+export interface StoreDeadline {
+  /** Milliseconds the call starting now may wait. */
+  budgetMs: () => number
+}
