@@ -136,6 +136,22 @@ describe('consumers of the packed tarball', () => {
     expect(run('store.cjs', storeProbe("require('middy-idempotency/dynamodb')"))).toEqual(storeExpected)
   })
 
+  test('middy-idempotency/batch and middy-idempotency/event, entry points of their own, are imported and required alike, each with its idempotency', () => {
+    const entryProbe = (how: string): string => `
+      const m = ${how}
+      const { MemoryStore } = require('middy-idempotency')
+      const middleware = m.idempotency({ store: new MemoryStore(), logger: false })
+      console.log(JSON.stringify({ keys: Object.keys(m).filter((k) => k !== '__esModule').sort(), sameDefault: m.default === m.idempotency, hooks: Object.keys(middleware).sort() }))
+    `
+    const hooks = ['after', 'before', 'onError']
+    for (const [entry, keys] of [['middy-idempotency/batch', ['default', 'idempotency', 'perRecord']], ['middy-idempotency/event', ['default', 'idempotency']]] as const) {
+      const expected = { keys, sameDefault: true, hooks }
+      const name = entry.split('/')[1] ?? ''
+      expect(run(`${name}.cjs`, entryProbe(`require('${entry}')`))).toEqual(expected)
+      expect(run(`${name}.mjs`, `import { createRequire } from 'node:module'\nconst require = createRequire(import.meta.url)\n` + entryProbe(`await import('${entry}')`))).toEqual(expected)
+    }
+  })
+
   const consumer = (kind: 'import' | 'require'): string => `
     import { idempotency, MemoryStore, type IdempotencyOptions } from 'middy-idempotency'
     import type { SQSEvent } from 'aws-lambda'

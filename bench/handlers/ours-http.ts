@@ -7,7 +7,7 @@ import middy from '@middy/core'
 import httpErrorHandler from '@middy/http-error-handler'
 import httpJsonBodyParser from '@middy/http-json-body-parser'
 import type { APIGatewayProxyEvent } from 'aws-lambda'
-import { idempotency } from '../../src/index.js'
+import { idempotency } from '../../src/event.js'
 import { DynamoDBStore } from '../../src/dynamodb.js'
 
 export const handler = middy<APIGatewayProxyEvent>()

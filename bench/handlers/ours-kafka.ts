@@ -5,7 +5,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import middy from '@middy/core'
 import type { MSKEvent, MSKRecord } from 'aws-lambda'
-import { idempotency, perRecord } from '../../src/index.js'
+import { idempotency, perRecord } from '../../src/batch.js'
 import { DynamoDBStore } from '../../src/dynamodb.js'
 
 export const createOursKafkaHandler = ({ tableName, client, concurrency }: { tableName: string, client: DynamoDBClient, concurrency?: number }) =>

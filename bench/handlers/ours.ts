@@ -8,7 +8,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import middy from '@middy/core'
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure'
 import type { SQSEvent } from 'aws-lambda'
-import { idempotency, perRecord } from '../../src/index.js'
+import { idempotency, perRecord } from '../../src/batch.js'
 import { DynamoDBStore } from '../../src/dynamodb.js'
 import { work } from './work.js'
 

@@ -25,6 +25,8 @@ const compilerOptions = (): ts.CompilerOptions => {
     noEmit: true,
     paths: {
       'middy-idempotency': [join(root, 'src/index.ts')],
+      'middy-idempotency/batch': [join(root, 'src/batch.ts')],
+      'middy-idempotency/event': [join(root, 'src/event.ts')],
       'middy-idempotency/dynamodb': [join(root, 'src/dynamodb.ts')],
       'middy-idempotency/redis': [join(root, 'src/redis.ts')]
     }

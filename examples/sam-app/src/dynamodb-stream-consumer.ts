@@ -13,7 +13,8 @@
  */
 import middy from '@middy/core'
 import type { AttributeValue, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda'
-import { idempotency, perRecord, type IdempotencyLogger, type IdempotencyStore } from 'middy-idempotency'
+import { idempotency, perRecord } from 'middy-idempotency/batch'
+import type { IdempotencyLogger, IdempotencyStore } from 'middy-idempotency'
 import { DynamoDBStore } from 'middy-idempotency/dynamodb'
 
 /** What the warehouse is asked to do for a placed order. */

@@ -7,7 +7,8 @@
  */
 import middy from '@middy/core'
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda'
-import { IdempotencyError, idempotency, type IdempotencyLogger, type IdempotencyStore } from 'middy-idempotency'
+import { idempotency } from 'middy-idempotency/event'
+import { IdempotencyError, type IdempotencyLogger, type IdempotencyStore } from 'middy-idempotency'
 import { DynamoDBStore } from 'middy-idempotency/dynamodb'
 
 export interface PaymentRequest { amount: number, currency: string, cardToken: string }

@@ -15,7 +15,8 @@
  */
 import middy from '@middy/core'
 import type { MSKEvent, MSKRecord } from 'aws-lambda'
-import { idempotency, perRecord, type IdempotencyLogger, type IdempotencyStore } from 'middy-idempotency'
+import { idempotency, perRecord } from 'middy-idempotency/batch'
+import type { IdempotencyLogger, IdempotencyStore } from 'middy-idempotency'
 import { DynamoDBStore } from 'middy-idempotency/dynamodb'
 
 /** What the checkout service produces to the `payments` topic. */

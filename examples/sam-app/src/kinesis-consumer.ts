@@ -17,7 +17,8 @@
  */
 import middy from '@middy/core'
 import type { KinesisStreamEvent, KinesisStreamRecord } from 'aws-lambda'
-import { idempotency, perRecord, type IdempotencyLogger, type IdempotencyStore } from 'middy-idempotency'
+import { idempotency, perRecord } from 'middy-idempotency/batch'
+import type { IdempotencyLogger, IdempotencyStore } from 'middy-idempotency'
 import { DynamoDBStore } from 'middy-idempotency/dynamodb'
 
 /** What the accounts service puts on the stream, partition key `accountId`. */

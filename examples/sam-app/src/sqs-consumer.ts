@@ -16,7 +16,8 @@
 import middy from '@middy/core'
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
-import { idempotency, perRecord, type IdempotencyLogger, type IdempotencyStore, type OutcomeReport } from 'middy-idempotency'
+import { idempotency, perRecord } from 'middy-idempotency/batch'
+import type { IdempotencyLogger, IdempotencyStore, OutcomeReport } from 'middy-idempotency'
 import { DynamoDBStore } from 'middy-idempotency/dynamodb'
 
 /** The message body the payments service sends. */

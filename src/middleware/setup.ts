@@ -1,0 +1,41 @@
+import type { LifecycleConfig } from '../unit/config.js'
+import { LocalCache } from '../unit/local-cache.js'
+import { compileSelector, type Selector } from '../keys/selector.js'
+import type { Selection } from '../keys/prepare.js'
+import { createLog } from '../observe/log.js'
+import { resolveOptions, type IdempotencyOptions, type ResolvedOptions } from './options.js'
+
+/** What every event family of one middleware shares: its options, its lifecycle, and how it selects a key. */
+export interface Setup {
+  resolved: ResolvedOptions
+  /** The `concurrency` option as given (records run at once default to it, not to the store's bound). */
+  concurrency?: number
+  config: LifecycleConfig
+  /** The key and payload selection, from the options or else from `defaults`; `defaultKeyName` names the default key in errors. */
+  selection: (defaults: { key: Selector, payload: Selector }, defaultKeyName: string, encoded?: readonly string[]) => Selection
+}
+
+/** Checks the options and builds the lifecycle every unit of this middleware goes through. */
+export const setUp = (options: IdempotencyOptions<any>): Setup => {
+  const resolved = resolveOptions(options)
+  const config: LifecycleConfig = {
+    store: resolved.store,
+    expiresAfterSeconds: resolved.expiresAfterSeconds,
+    onFailure: resolved.onFailure,
+    log: createLog(resolved.logger, resolved.logLevel),
+    now: resolved.now,
+    clockSkewMs: resolved.clockSkewMs,
+    ...(resolved.effects === 'transact-only' ? { transactOnly: true } : {}),
+    ...(resolved.onOutcome === undefined ? {} : { onOutcome: resolved.onOutcome }),
+    ...(resolved.localCacheSize > 0 ? { cache: new LocalCache(resolved.localCacheSize) } : {})
+  }
+  const selection = (defaults: { key: Selector, payload: Selector }, defaultKeyName: string, encoded: readonly string[] = []): Selection => {
+    const key = compileSelector(resolved.key ?? defaults.key, 'key', encoded)
+    const payload = resolved.payload === false ? undefined : compileSelector(resolved.payload ?? defaults.payload, 'payload', encoded)
+    const keyName = typeof resolved.key === 'string'
+      ? `key path "${resolved.key}"`
+      : resolved.key === undefined ? defaultKeyName : 'the key function'
+    return { namespace: resolved.namespace, key, keyName, defaultKey: resolved.key === undefined, ...(payload === undefined ? {} : { payload }) }
+  }
+  return { resolved, ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }), config, selection }
+}
