@@ -58,8 +58,8 @@ export interface DynamoDBStoreOptions {
   /**
    * The transaction writer, `transactions` from `middy-idempotency/dynamodb`: what `transact`
    * and `effects: 'transact-only'` need (one `TransactWriteItems` of your writes and the record's
-   * completion). Opt-in, so that a function that never transacts does not load it.
-   * [none: `transact` is refused, and so is `effects: 'transact-only'`]
+   * completion). Opt-in, so that a function that never transacts does not load it; without it,
+   * `effects: 'transact-only'` is refused too. [none: `transact` is refused]
    */
   transactions?: DynamoDBTransactions
 }
@@ -73,10 +73,13 @@ export interface DynamoDBStoreOptions {
  * ```
  */
 export interface CommitTarget {
+  /** The store's client. */
   client: DynamoDBSender
+  /** The store's table. */
   tableName: string
   /** The record's key, marshalled (partition key, and sort key when there is one). */
   key: Record<string, AttributeValue>
+  /** The store's attribute names, every default applied. */
   names: AttributeNames
   /** Reads a stored item (as DynamoDB returns it in a cancellation reason) into a record. */
   fromItem: (item: Record<string, AttributeValue>) => IdempotencyRecord
