@@ -132,3 +132,33 @@ describe("effects: 'transact-only' across hosts whose clocks differ", () => {
     expect((await table.store.read([key])).get(key)).toMatchObject({ status: 'IN_PROGRESS', leaseToken: 'other' })
   })
 })
+
+describe('commits on a table with every attribute renamed and a sort key', () => {
+  test('the claimed commit completes the record and the unclaimed one claims it, under the table\'s own names', async () => {
+    const renamed = await freshTable({
+      keyAttr: 'pk',
+      sortKeyAttr: 'sk',
+      store: { transactions, sortKeyValue: 'idem', statusAttr: 'st', expiryAttr: 'ttl', inProgressExpiryAttr: 'leaseUntil', leaseTokenAttr: 'fence', payloadHashAttr: 'ph', responseDataAttr: 'out', errorAttr: 'err' }
+    })
+    try {
+      const commit = renamed.store.commit as NonNullable<DynamoDBStore['commit']>
+      const claimed = `k-renamed-${uid()}`
+      await renamed.store.claim(claimOf(claimed, 'mine', 30_000), NOW)
+      expect(await commit(claimed, 'mine', { expiry: Math.floor(NOW / 1000) + 3600, responseData: '"done"' }, [entry(`${claimed}-mine`, 'mine')])).toEqual({ status: 'committed' })
+      expect(await ledgerEntry(`${claimed}-mine`)).toBe('mine')
+
+      const unclaimed = `k-renamed-unclaimed-${uid()}`
+      expect(await commit(unclaimed, 'first', { expiry: Math.floor(NOW / 1000) + 3600, payloadHash: 'h', responseData: '1' }, [entry(`${unclaimed}-first`, 'first')], { nowMs: NOW })).toEqual({ status: 'committed' })
+      expect(await commit(unclaimed, 'second', { expiry: Math.floor(NOW / 1000) + 3600, payloadHash: 'h' }, [entry(`${unclaimed}-second`, 'second')], { nowMs: NOW + 1 }))
+        .toMatchObject({ status: 'taken', record: { status: 'COMPLETED', leaseToken: 'first', responseData: '1' } })
+      expect(await ledgerEntry(`${unclaimed}-second`)).toBeUndefined()
+
+      expect(await renamed.items()).toEqual(expect.arrayContaining([
+        expect.objectContaining({ pk: claimed, sk: 'idem', st: 'COMPLETED', fence: 'mine', out: '"done"' }),
+        expect.objectContaining({ pk: unclaimed, sk: 'idem', st: 'COMPLETED', fence: 'first', ph: 'h', out: '1' })
+      ]))
+    } finally {
+      await renamed.drop()
+    }
+  })
+})
