@@ -3,5 +3,6 @@
  * that uses it loads `@aws-sdk/client-dynamodb`.
  */
 export { DynamoDBStore } from './stores/dynamodb/dynamodb-store.js'
-export type { DynamoDBSender, DynamoDBStoreOptions, TransactEntry, TransactItem } from './stores/dynamodb/types.js'
+export { transactions } from './stores/dynamodb/transaction.js'
+export type { CommitTarget, DynamoDBSender, DynamoDBStoreOptions, DynamoDBTransactions, TransactEntry, TransactItem } from './stores/dynamodb/types.js'
 export { listRecords, inspectRecord, releaseRecord, type ListOptions, type RecordView, type ReleaseResult } from './stores/dynamodb/operator.js'

@@ -4,7 +4,7 @@ import type middy6 from '@middy/core'
 import type { Context, SQSRecord } from 'aws-lambda'
 import { localClientConfig } from '../../scripts/dynamodb-local.mjs'
 import { idempotency, perRecord, type IdempotencyOptions, type IdempotencyStore, type PerRecordHandler, type RecordTools } from '../../src/index.js'
-import { DynamoDBStore } from '../../src/dynamodb.js'
+import { DynamoDBStore, transactions } from '../../src/dynamodb.js'
 import { storedKey } from '../../src/keys/selector.js'
 import { sqsPartialBatchFailure } from '../support/middy.js'
 import { lambdaContext } from '../support/sqs.js'
@@ -71,7 +71,8 @@ export const dynamoDBConnection = (endpoint: string, tableName: string, sdkMaxAt
     retryStrategy: new ConfiguredRetryStrategy(sdkMaxAttempts, 0)
   })
   return {
-    store: () => new DynamoDBStore({ tableName, client }),
+    // With `transactions`: the orders effect commits its writes with transact.
+    store: () => new DynamoDBStore({ tableName, client, transactions }),
     close: async () => { client.destroy() }
   }
 }

@@ -7,6 +7,7 @@ import { defineFeature, loadFeature } from 'jest-cucumber'
 import { idempotency, IdempotencyTransactError, perRecord, storedKeyOf, type RecordTools } from './support.js'
 import { deferred } from '../support/deferred.js'
 import { freshTable } from '../support/dynamodb.js'
+import { transactions } from '../../src/dynamodb.js'
 import { failedIds, lambdaContext, redelivered, sqsEvent, sqsRecord } from '../support/sqs.js'
 import { kafkaRecord, mskEvent } from '../support/kafka.js'
 import { kinesisEvent, kinesisRecord, retriedFrom } from '../support/streams.js'
@@ -26,7 +27,8 @@ defineFeature(feature, (scenario) => {
   const hang = deferred()
 
   const setUp = async (): Promise<void> => {
-    table = await freshTable()
+    // The store of the stories: built with `transactions`, since one of them places orders with transact.
+    table = await freshTable({ store: { transactions } })
     namespace = `orders-${Math.random()}`
     nowMs = Date.now()
     runs = new Map()

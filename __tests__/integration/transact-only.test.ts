@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
 import { CreateTableCommand, DeleteTableCommand, GetItemCommand } from '@aws-sdk/client-dynamodb'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
 import { idempotency, IdempotencyConfigError, IdempotencyPayloadMismatchError, IdempotencyTransactError, MemoryStore, perRecord, type RecordTools } from '../../src/index.js'
-import { DynamoDBStore } from '../../src/dynamodb.js'
+import { DynamoDBStore, transactions } from '../../src/dynamodb.js'
 import { countingClient, freshTable } from '../support/dynamodb.js'
 import { middyVersions, sqsPartialBatchFailure } from '../support/middy.js'
 import { failedIds, lambdaContext, redelivered, sqsEvent, sqsRecord } from '../support/sqs.js'
@@ -26,7 +26,7 @@ const balanceOf = async (account: string): Promise<number> =>
 /** A store whose client counts the commands it sends. */
 const counted = () => {
   const { client, sent } = countingClient()
-  return { store: new DynamoDBStore({ tableName: table.tableName, client }), sent }
+  return { store: new DynamoDBStore({ tableName: table.tableName, client, transactions }), sent }
 }
 
 /** Credits an account: its only effect is the transact write (with an optional cap). */
@@ -135,6 +135,13 @@ describe.each(middyVersions)("effects: 'transact-only' against DynamoDB Local, %
       .handler(async (event) => await Promise.allSettled(event.Records.map(async () => 'done')))
     await expect(handler(sqsEvent([sqsRecord('x')]), lambdaContext())).rejects.toThrow(/effects: 'transact-only' needs the handler to be perRecord/)
   })
+})
+
+test("effects: 'transact-only' with a DynamoDBStore built without transactions is refused at construction, saying what to write", () => {
+  const store = new DynamoDBStore({ tableName: 'IdempotencyStore', client: table.client })
+  expect(() => idempotency({ store, effects: 'transact-only' })).toThrow(IdempotencyConfigError)
+  expect(() => idempotency({ store, effects: 'transact-only' })).toThrow("idempotency: effects: 'transact-only' needs a store that commits transactions with the record's completion; " +
+    "this DynamoDBStore was built without them: write new DynamoDBStore({ ..., transactions }), with import { DynamoDBStore, transactions } from 'middy-idempotency/dynamodb'")
 })
 
 test("effects: 'transact-only' needs a store that commits: refused at construction", () => {

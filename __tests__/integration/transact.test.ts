@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
 import { CreateTableCommand, DeleteTableCommand, GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
-import { idempotency, IdempotencyLeaseLostError, IdempotencyTransactError, MemoryStore, perRecord, type IdempotencyContext, type IdempotencyOptions, type IdempotencyStore, type RecordTools, type TransactItem } from '../../src/index.js'
-import { DynamoDBStore } from '../../src/dynamodb.js'
+import { idempotency, IdempotencyConfigError, IdempotencyLeaseLostError, IdempotencyTransactError, MemoryStore, perRecord, type IdempotencyContext, type IdempotencyOptions, type IdempotencyStore, type RecordTools, type TransactItem } from '../../src/index.js'
+import { DynamoDBStore, transactions } from '../../src/dynamodb.js'
 import { freshTable } from '../support/dynamodb.js'
 import { middyVersions, sqsPartialBatchFailure } from '../support/middy.js'
 import { failedIds, lambdaContext, redelivered, sqsEvent, sqsRecord } from '../support/sqs.js'
@@ -47,7 +47,7 @@ const placeOrder = (order: { orderId: string, sku: string, limit?: number }): Tr
 const uid = (): string => Math.random().toString(36).slice(2, 10)
 
 describe.each(middyVersions)('transact against DynamoDB Local, %s', (_name, middy) => {
-  const consumer = (fn: (record: SQSRecord, tools: RecordTools) => Promise<unknown>, options: Partial<IdempotencyOptions> = {}, store: IdempotencyStore = new DynamoDBStore({ tableName: table.tableName, client: table.client })) => {
+  const consumer = (fn: (record: SQSRecord, tools: RecordTools) => Promise<unknown>, options: Partial<IdempotencyOptions> = {}, store: IdempotencyStore = new DynamoDBStore({ tableName: table.tableName, client: table.client, transactions })) => {
     const handler = middy<SQSEvent>()
       .use(sqsPartialBatchFailure({ logger: false as never }))
       .use(idempotency({ store, namespace: `transact-${uid()}`, logger: false, ...options }))
@@ -88,7 +88,7 @@ describe.each(middyVersions)('transact against DynamoDB Local, %s', (_name, midd
     const records = [sqsRecord({ orderId: `o-${uid()}`, sku, limit: 1 }), sqsRecord({ orderId: `o-${uid()}`, sku, limit: 1 })]
     const handler = middy<SQSEvent>()
       .use(sqsPartialBatchFailure({ logger: (reason: unknown) => { reasons.push(reason) } }))
-      .use(idempotency({ store: new DynamoDBStore({ tableName: table.tableName, client: table.client }), namespace: `transact-${uid()}`, logger: false, onFailure: 'fail' }))
+      .use(idempotency({ store: new DynamoDBStore({ tableName: table.tableName, client: table.client, transactions }), namespace: `transact-${uid()}`, logger: false, onFailure: 'fail' }))
       .handler(perRecord(ordering, { concurrency: 1 }) as never)
     const answer = await handler(sqsEvent(records), lambdaContext())
     expect(failedIds(answer)).toEqual([records[1]?.messageId])
@@ -106,7 +106,7 @@ describe.each(middyVersions)('transact against DynamoDB Local, %s', (_name, midd
     let nowMs = Date.now()
     const sku = `sku-${uid()}`
     const record = sqsRecord({ orderId: `o-${uid()}`, sku })
-    const store = new DynamoDBStore({ tableName: table.tableName, client: table.client })
+    const store = new DynamoDBStore({ tableName: table.tableName, client: table.client, transactions })
     const namespace = `transact-${uid()}`
     const reasons: unknown[] = []
     let release!: () => void
@@ -133,7 +133,7 @@ describe.each(middyVersions)('transact against DynamoDB Local, %s', (_name, midd
     const reasons: unknown[] = []
     const handler = middy<SQSEvent>()
       .use(sqsPartialBatchFailure({ logger: (reason: unknown) => { reasons.push(reason) } }))
-      .use(idempotency({ store: new DynamoDBStore({ tableName: table.tableName, client: table.client }), namespace: `transact-${uid()}`, logger: false }))
+      .use(idempotency({ store: new DynamoDBStore({ tableName: table.tableName, client: table.client, transactions }), namespace: `transact-${uid()}`, logger: false }))
       .handler(perRecord(async (_r: SQSRecord, { transact }: RecordTools) => {
         for (let i = 0; i < 100; i++) transact({ Put: { TableName: ordersTable, Item: { orderId: `bulk-${i}-${uid()}` } } })
       }) as never)
@@ -150,7 +150,7 @@ describe.each(middyVersions)('transact against DynamoDB Local, %s', (_name, midd
     const ids = Array.from({ length: 12 }, () => `big-${uid()}`)
     const handler = middy<SQSEvent>()
       .use(sqsPartialBatchFailure({ logger: (reason: unknown) => { reasons.push(reason) } }))
-      .use(idempotency({ store: new DynamoDBStore({ tableName: table.tableName, client: table.client }), namespace: `transact-${uid()}`, logger: false }))
+      .use(idempotency({ store: new DynamoDBStore({ tableName: table.tableName, client: table.client, transactions }), namespace: `transact-${uid()}`, logger: false }))
       .handler(perRecord(async (_r: SQSRecord, { transact }: RecordTools) => {
         for (const orderId of ids) transact({ Put: { TableName: ordersTable, Item: { orderId, big } } })
       }) as never)
@@ -166,7 +166,7 @@ describe.each(middyVersions)('transact against DynamoDB Local, %s', (_name, midd
     const ids = Array.from({ length: 4 }, () => `scan-${uid()}`)
     const handler = middy<SQSEvent>()
       .use(sqsPartialBatchFailure({ logger: (reason: unknown) => { reasons.push(reason) } }))
-      .use(idempotency({ store: new DynamoDBStore({ tableName: table.tableName, client: table.client }), namespace: `transact-${uid()}`, logger: false }))
+      .use(idempotency({ store: new DynamoDBStore({ tableName: table.tableName, client: table.client, transactions }), namespace: `transact-${uid()}`, logger: false }))
       .handler(perRecord(async (_r: SQSRecord, { transact }: RecordTools) => {
         for (const orderId of ids) transact({ Put: { TableName: ordersTable, Item: { orderId, scan } } })
       }) as never)
@@ -179,7 +179,7 @@ describe.each(middyVersions)('transact against DynamoDB Local, %s', (_name, midd
     const reasons: unknown[] = []
     const handler = middy<SQSEvent>()
       .use(sqsPartialBatchFailure({ logger: (reason: unknown) => { reasons.push(reason) } }))
-      .use(idempotency({ store: new DynamoDBStore({ tableName: table.tableName, client: table.client }), namespace: `transact-${uid()}`, logger: false }))
+      .use(idempotency({ store: new DynamoDBStore({ tableName: table.tableName, client: table.client, transactions }), namespace: `transact-${uid()}`, logger: false }))
       .handler(perRecord(async (_r: SQSRecord, { transact }: RecordTools) => { transact({ Insert: { TableName: ordersTable } } as never) }) as never)
     await handler(sqsEvent([sqsRecord('x')]), lambdaContext())
     expect((reasons[0] as Error).message).toMatch(/transact entry 0 is not an entry DynamoDBStore can write: it must have exactly one of Put, Update, Delete, ConditionCheck \(it has Insert\)/)
@@ -194,6 +194,23 @@ describe.each(middyVersions)('transact against DynamoDB Local, %s', (_name, midd
     const record = sqsRecord({ orderId: 'o', sku: 's' })
     expect(failedIds(await handler(sqsEvent([record]), lambdaContext()))).toEqual([record.messageId])
     expect((reasons[0] as Error).message).toMatch(/transact needs a store that commits transactions with the record's completion \(DynamoDBStore\); MemoryStore does not, so the writes would not be applied with it/)
+  })
+
+  test('a DynamoDBStore built without transactions fails the record at the transact call with an IdempotencyConfigError saying what to write, and leaves no record', async () => {
+    const reasons: unknown[] = []
+    const namespace = `transact-${uid()}`
+    const orderId = `o-${uid()}`
+    const handler = middy<SQSEvent>()
+      .use(sqsPartialBatchFailure({ logger: (reason: unknown) => { reasons.push(reason) } }))
+      .use(idempotency({ store: new DynamoDBStore({ tableName: table.tableName, client: table.client }), namespace, logger: false }))
+      .handler(perRecord(async (record: SQSRecord, { transact }: RecordTools) => { transact(...placeOrder(JSON.parse(record.body))) }) as never)
+    const record = sqsRecord({ orderId, sku: `sku-${uid()}` })
+    expect(failedIds(await handler(sqsEvent([record]), lambdaContext()))).toEqual([record.messageId])
+    expect(reasons[0]).toBeInstanceOf(IdempotencyConfigError)
+    expect((reasons[0] as Error).message).toBe("transact needs a store that commits transactions with the record's completion; this DynamoDBStore was built without them: " +
+      "write new DynamoDBStore({ ..., transactions }), with import { DynamoDBStore, transactions } from 'middy-idempotency/dynamodb'")
+    expect(await orderOf(orderId)).toBeUndefined()
+    expect((await table.items()).filter((i) => String(i.idempotencyKey).startsWith(`${namespace}#`))).toEqual([])
   })
 })
 
@@ -219,7 +236,7 @@ describe('transact: an SDK retry of a commit whose answer was lost', () => {
     const { default: middy } = await import('@middy/core')
     const handler = middy<SQSEvent>()
       .use(sqsPartialBatchFailure({ logger: (reason: unknown) => { reasons.push(reason) } }))
-      .use(idempotency({ store: new DynamoDBStore({ tableName: table.tableName, client }), namespace: `transact-${uid()}`, logger: false }))
+      .use(idempotency({ store: new DynamoDBStore({ tableName: table.tableName, client, transactions }), namespace: `transact-${uid()}`, logger: false }))
       .handler(perRecord(async (r: SQSRecord, { transact }: RecordTools) => {
         const order = JSON.parse(r.body) as { orderId: string, sku: string }
         transact(...placeOrder(order))
@@ -237,7 +254,7 @@ describe('transact: an SDK retry of a commit whose answer was lost', () => {
 
 describe.each(middyVersions)('transact in whole-event mode (context.idempotency), %s', (_name, middy) => {
   const orderHandler = () => middy<{ detail: { orderId: string, sku: string, limit?: number } }>()
-    .use(idempotency({ store: new DynamoDBStore({ tableName: table.tableName, client: table.client }), namespace: `event-${uid()}`, key: 'detail.orderId', logger: false }))
+    .use(idempotency({ store: new DynamoDBStore({ tableName: table.tableName, client: table.client, transactions }), namespace: `event-${uid()}`, key: 'detail.orderId', logger: false }))
     .handler(async (event, context) => {
       const { key, transact } = (context as unknown as { idempotency: IdempotencyContext }).idempotency
       transact(...placeOrder(event.detail))

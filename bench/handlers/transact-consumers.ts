@@ -21,7 +21,7 @@ import middy from '@middy/core'
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure'
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { idempotency, perRecord } from '../../src/index.js'
-import { DynamoDBStore } from '../../src/dynamodb.js'
+import { DynamoDBStore, transactions } from '../../src/dynamodb.js'
 import { workCounter } from './work.js'
 
 export type TransactContender = 'ours transact' | 'ours one-request' | 'seed pattern' | 'theirs'
@@ -82,7 +82,7 @@ export const createTransactConsumer = (contender: TransactContender, setup: Tran
       return middy<SQSEvent>()
         .use(sqsPartialBatchFailure({ logger: false as never }))
         .use(idempotency({
-          store: new DynamoDBStore({ tableName: idempotencyTable, client }),
+          store: new DynamoDBStore({ tableName: idempotencyTable, client, transactions }),
           ...(contender === 'ours one-request' ? { effects: 'transact-only' as const } : {})
         }))
         .handler(perRecord(async (record: SQSRecord, { transact }) => {

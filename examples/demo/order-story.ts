@@ -1,7 +1,7 @@
 import { CreateTableCommand, PutItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda'
 import { IdempotencyFailedError, IdempotencyTransactError } from '../../src/index.js'
-import { DynamoDBStore } from '../../src/dynamodb.js'
+import { DynamoDBStore, transactions } from '../../src/dynamodb.js'
 import { createHandler, refusedBecause, type Order } from '../sam-app/src/order-consumer.js'
 import { heading, shorten, table } from './print.js'
 import { batch, lambdaContext, redelivery } from './sqs-messages.js'
@@ -45,10 +45,10 @@ export const orderStory = async (newClient: () => DynamoDBClient, idempotencyTab
     'The order Put (attribute_not_exists) and the stock Update (available >= :quantity) commit in one TransactWriteItems with the record\'s completion.')
   const problems: string[] = []
   const client = newClient()
-  const transactions: string[] = []
+  const transactWritesSent: string[] = []
   client.middlewareStack.add((next, context) => async (args) => {
     const name = String((context as { commandName?: string }).commandName)
-    if (name.startsWith('TransactWrite')) transactions.push(name)
+    if (name.startsWith('TransactWrite')) transactWritesSent.push(name)
     return await next(args)
   }, { step: 'initialize', name: 'countTransactions' })
   try {
@@ -61,7 +61,7 @@ export const orderStory = async (newClient: () => DynamoDBClient, idempotencyTab
     // of the batch could run (and the batch middleware's logger was skipped).
     const reasons = new Map<string, unknown>()
     const handler = createHandler({
-      store: new DynamoDBStore({ tableName: idempotencyTable, client }),
+      store: new DynamoDBStore({ tableName: idempotencyTable, client, transactions }),
       ordersTable: ORDERS,
       stockTable: STOCK,
       namespace: 'orders-consumer',
@@ -70,7 +70,7 @@ export const orderStory = async (newClient: () => DynamoDBClient, idempotencyTab
       onOutcome: ({ id, error }) => { if (id !== undefined && error !== undefined) reasons.set(id, error) }
     })
     const deliver = async (records: SQSRecord[]): Promise<Map<string, string>> => {
-      const before = transactions.length
+      const before = transactWritesSent.length
       reasons.clear()
       const answer = await handler(batch(records), lambdaContext()) as SQSBatchResponse
       const failed = new Set(answer.batchItemFailures.map((f) => f.itemIdentifier))
@@ -86,7 +86,7 @@ export const orderStory = async (newClient: () => DynamoDBClient, idempotencyTab
         outcomes.set(order.orderId, outcome)
         return [record.messageId, order.orderId, order.customerId, `${order.sku} x${order.quantity}`, outcome, failed.has(record.messageId) ? 'retry' : 'done']
       }))
-      console.log(`  TransactWriteItems sent: ${transactions.length - before}`)
+      console.log(`  TransactWriteItems sent: ${transactWritesSent.length - before}`)
       return outcomes
     }
     const showTables = async (): Promise<{ orders: string[], stock: Map<string, string> }> => {
@@ -114,16 +114,16 @@ export const orderStory = async (newClient: () => DynamoDBClient, idempotencyTab
 
     heading('10b. The acknowledgement was lost: SQS delivers the three orders again',
       'Placed orders replay their stored answer without writing; the refused one is kept FAILED and not run again.')
-    const before = transactions.length
+    const before = transactWritesSent.length
     const replays = await deliver([first, ...later].map(redelivery))
     const after = await showTables()
-    if (transactions.length !== before) problems.push(`transact: the redelivery sent ${transactions.length - before} TransactWriteItems`)
+    if (transactWritesSent.length !== before) problems.push(`transact: the redelivery sent ${transactWritesSent.length - before} TransactWriteItems`)
     if (replays.get('order-501') !== 'replayed' || replays.get('order-503') !== 'replayed') problems.push('transact: a placed order did not replay')
     if (replays.get('order-502')?.startsWith('refused before') !== true) problems.push(`transact: order-502's redelivery was ${replays.get('order-502')}`)
     if ([...after.stock].join() !== [...placed.stock].join() || after.orders.join() !== placed.orders.join()) problems.push('transact: the redelivery changed Orders or Stock')
     return {
       problems,
-      summary: `Orders: 3 orders in 6 deliveries; ${transactions.length} TransactWriteItems, ${after.orders.length} orders placed, ` +
+      summary: `Orders: 3 orders in 6 deliveries; ${transactWritesSent.length} TransactWriteItems, ${after.orders.length} orders placed, ` +
         `1 refused by its stock condition with nothing written; lamp-oak reserved ${after.stock.get('lamp-oak')?.split('/')[1]} of 1.`
     }
   } finally {

@@ -1,6 +1,5 @@
 import { IdempotencyConfigError } from '../errors.js'
-import { storeName } from '../unit/commit.js'
-import type { LifecycleConfig } from '../unit/config.js'
+import { needsCommit } from '../unit/commit.js'
 import { parsePath } from '../keys/selector.js'
 import { defaultLogLevel, isLogLevel } from '../observe/log.js'
 import { refuseUnknownOptions } from '../unknown-options.js'
@@ -82,7 +81,7 @@ export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => 
     (options.caller !== undefined && typeof options.caller !== 'function' && 'caller must be a function (event, context) => string | undefined') ||
     (options.caller !== undefined && options.key !== undefined && 'caller scopes only the default HTTP key; with your own key option, put the caller in the key') ||
     (options.effects !== undefined && !['any', 'transact-only'].includes(options.effects) && "effects must be 'any' or 'transact-only'") ||
-    (options.effects === 'transact-only' && typeof store.commit !== 'function' && `effects: 'transact-only' needs a store that commits transactions with the record's completion (DynamoDBStore); ${storeName({ store } as LifecycleConfig)} does not`) ||
+    (options.effects === 'transact-only' && typeof store.commit !== 'function' && needsCommit({ store }, "effects: 'transact-only'").message) ||
     (options.now !== undefined && typeof options.now !== 'function' && 'now must be a function returning epoch milliseconds')
   if (problem !== false) throw new IdempotencyConfigError(`idempotency: ${problem}`)
 

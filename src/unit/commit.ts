@@ -16,6 +16,17 @@ export const storeName = (config: LifecycleConfig): string => {
   return typeof store.name === 'string' ? store.name : store.constructor?.name ?? 'this store'
 }
 
+/**
+ * The error of `what` (transact, effects: 'transact-only') on a store that cannot commit: for a
+ * DynamoDBStore (which commits once given `transactions`), it says what to write.
+ */
+export const needsCommit = (config: Pick<LifecycleConfig, 'store'>, what: string, consequence = ''): IdempotencyConfigError => {
+  const name = storeName(config as LifecycleConfig)
+  return new IdempotencyConfigError(`${what} needs a store that commits transactions with the record's completion` + (name === 'DynamoDBStore'
+    ? "; this DynamoDBStore was built without them: write new DynamoDBStore({ ..., transactions }), with import { DynamoDBStore, transactions } from 'middy-idempotency/dynamodb'"
+    : ` (DynamoDBStore); ${name} does not${consequence}`))
+}
+
 /** Why `writes` cannot be one commit with the completion, by the store's own limits, or undefined. */
 const tooMuch = (writes: readonly unknown[], limits: StoreLimits['transaction']): { code: string, problem: string } | undefined => {
   if (limits === undefined) return undefined
@@ -65,7 +76,7 @@ export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, 
     return { result: rejected(error), kind: 'failed', ...(done === undefined ? {} : { onFailure: done }) }
   }
   const commit = config.store.commit?.bind(config.store)
-  if (commit === undefined) return await refuse(new IdempotencyConfigError(`idempotency: transact needs a store that commits transactions (DynamoDBStore); ${storeName(config)} does not`))
+  if (commit === undefined) return await refuse(needsCommit(config, 'idempotency: transact'))
   const limit = tooMuch(writes, config.store.limits?.transaction)
   if (limit !== undefined) return await refuse(new IdempotencyTransactError(`transact for key ${unit.key}: ${limit.problem}; nothing was written`, { key: unit.key, code: limit.code }), true)
   const serialised = serialiseResponse(response, config.store.limits?.maxResponseBytes)

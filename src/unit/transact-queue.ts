@@ -1,5 +1,5 @@
 import { IdempotencyConfigError, IdempotencyTransactError } from '../errors.js'
-import { storeName } from './commit.js'
+import { needsCommit, storeName } from './commit.js'
 import type { LifecycleConfig } from './config.js'
 
 /**
@@ -10,7 +10,7 @@ import type { LifecycleConfig } from './config.js'
 export const queueTransact = (config: LifecycleConfig, key: string | undefined, writes: unknown[], open: () => boolean) => (...items: unknown[]): void => {
   const { store } = config
   if (store.commit === undefined) {
-    throw new IdempotencyConfigError(`transact needs a store that commits transactions with the record's completion (DynamoDBStore); ${storeName(config)} does not, so the writes would not be applied with it`)
+    throw needsCommit(config, 'transact', ', so the writes would not be applied with it')
   }
   if (!open()) throw new IdempotencyConfigError('transact was called after the work had returned: nothing was queued')
   items.forEach((item, i) => {

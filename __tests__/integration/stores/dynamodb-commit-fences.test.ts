@@ -4,7 +4,7 @@ import middy from '@middy/core'
 import type { SQSEvent } from 'aws-lambda'
 import { idempotency, perRecord } from '../../../src/index.js'
 import { storedKey } from '../../../src/keys/selector.js'
-import type { TransactItem } from '../../../src/dynamodb.js'
+import { transactions, type DynamoDBStore, type TransactItem } from '../../../src/dynamodb.js'
 import type { ClaimRecord } from '../../../src/stores/store.js'
 import { freshTable, userTable } from '../../support/dynamodb.js'
 import { sqsPartialBatchFailure } from '../../support/middy.js'
@@ -16,10 +16,13 @@ import { failedIds, lambdaContext, sqsEvent, sqsRecord } from '../../support/sqs
  */
 type Table = Awaited<ReturnType<typeof freshTable>>
 let table: Table
+/** The table's store, built with `transactions`: it has `commit`. */
+let store: DynamoDBStore & Required<Pick<DynamoDBStore, 'commit'>>
 let ledgerTable: Awaited<ReturnType<typeof userTable>>
 let ledger: string
 beforeAll(async () => {
-  table = await freshTable()
+  table = await freshTable({ store: { transactions } })
+  store = table.store as typeof store
   ledgerTable = await userTable(table.client, 'ledger-fences', 'id')
   ledger = ledgerTable.tableName
 })
@@ -42,9 +45,9 @@ describe('DynamoDBStore.commit fences, on DynamoDB Local', () => {
     await table.store.claim(claimOf(key, 'stale', 0), NOW)
     // The stale owner's lease lapsed; the new owner claims and is still working.
     expect(await table.store.claim(claimOf(key, 'live', 30_000), NOW + 1)).toBeUndefined()
-    expect(await table.store.commit(key, 'stale', { expiry: 1, responseData: '"stale"' }, [entry(`${key}-stale`, 'stale')])).toEqual({ status: 'lease-lost' })
+    expect(await store.commit(key, 'stale', { expiry: 1, responseData: '"stale"' }, [entry(`${key}-stale`, 'stale')])).toEqual({ status: 'lease-lost' })
     expect(await ledgerEntry(`${key}-stale`)).toBeUndefined()
-    expect(await table.store.commit(key, 'live', { expiry: 9, responseData: '"live"' }, [entry(`${key}-live`, 'live')])).toEqual({ status: 'committed' })
+    expect(await store.commit(key, 'live', { expiry: 9, responseData: '"live"' }, [entry(`${key}-live`, 'live')])).toEqual({ status: 'committed' })
     expect(await ledgerEntry(`${key}-live`)).toBe('live')
     expect((await table.store.read([key])).get(key)).toMatchObject({ status: 'COMPLETED', leaseToken: 'live', responseData: '"live"' })
   })
@@ -53,7 +56,7 @@ describe('DynamoDBStore.commit fences, on DynamoDB Local', () => {
     const key = `k-failed-${uid()}`
     await table.store.claim(claimOf(key, 'mine', 30_000), NOW)
     expect(await table.store.fail(key, 'mine', { expiry: Math.floor(NOW / 1000) + 3600, error: { name: 'E', message: 'kept' } })).toBe(true)
-    expect(await table.store.commit(key, 'mine', { expiry: 9, responseData: '"late"' }, [entry(`${key}-late`, 'mine')])).toEqual({ status: 'lease-lost' })
+    expect(await store.commit(key, 'mine', { expiry: 9, responseData: '"late"' }, [entry(`${key}-late`, 'mine')])).toEqual({ status: 'lease-lost' })
     expect(await ledgerEntry(`${key}-late`)).toBeUndefined()
     expect((await table.store.read([key])).get(key)).toMatchObject({ status: 'FAILED' })
   })
@@ -62,24 +65,24 @@ describe('DynamoDBStore.commit fences, on DynamoDB Local', () => {
   test('an unclaimed commit (effects: transact-only) meets a live claim, a lapsed claim and an expired record as the claim would', async () => {
     const live = `k-live-${uid()}`
     await table.store.claim(claimOf(live, 'other', 30_000), NOW)
-    const taken = await table.store.commit(live, `mine-${uid()}`, { expiry: 9, payloadHash: 'h' }, [entry(`${live}-mine`, 'mine')], { nowMs: NOW + 1 })
+    const taken = await store.commit(live, `mine-${uid()}`, { expiry: 9, payloadHash: 'h' }, [entry(`${live}-mine`, 'mine')], { nowMs: NOW + 1 })
     expect(taken).toMatchObject({ status: 'taken', record: { status: 'IN_PROGRESS', leaseToken: 'other' } })
     expect(await ledgerEntry(`${live}-mine`)).toBeUndefined()
 
     const lapsed = `k-lapsed-${uid()}`
     await table.store.claim(claimOf(lapsed, 'other', 0), NOW)
-    expect(await table.store.commit(lapsed, `mine-${uid()}`, { expiry: Math.floor(NOW / 1000) + 3600, payloadHash: 'h' }, [entry(`${lapsed}-mine`, 'mine')], { nowMs: NOW + 1 })).toEqual({ status: 'committed' })
+    expect(await store.commit(lapsed, `mine-${uid()}`, { expiry: Math.floor(NOW / 1000) + 3600, payloadHash: 'h' }, [entry(`${lapsed}-mine`, 'mine')], { nowMs: NOW + 1 })).toEqual({ status: 'committed' })
     expect(await ledgerEntry(`${lapsed}-mine`)).toBe('mine')
 
     const expired = `k-expired-${uid()}`
     await table.store.claim({ ...claimOf(expired, 'other', 30_000), expiry: Math.floor(NOW / 1000) - 1 }, NOW)
     expect(await table.store.complete(expired, 'other', { expiry: Math.floor(NOW / 1000) - 1 })).toBe(true)
-    expect(await table.store.commit(expired, `mine-${uid()}`, { expiry: Math.floor(NOW / 1000) + 3600, payloadHash: 'h' }, [entry(`${expired}-mine`, 'mine')], { nowMs: NOW })).toEqual({ status: 'committed' })
+    expect(await store.commit(expired, `mine-${uid()}`, { expiry: Math.floor(NOW / 1000) + 3600, payloadHash: 'h' }, [entry(`${expired}-mine`, 'mine')], { nowMs: NOW })).toEqual({ status: 'committed' })
 
     const completed = `k-completed-${uid()}`
     await table.store.claim(claimOf(completed, 'other', 0), NOW)
     expect(await table.store.complete(completed, 'other', { expiry: Math.floor(NOW / 1000) + 3600, responseData: '1' })).toBe(true)
-    expect(await table.store.commit(completed, `mine-${uid()}`, { expiry: 9, payloadHash: 'h' }, [entry(`${completed}-mine`, 'mine')], { nowMs: NOW + 1 })).toMatchObject({ status: 'taken', record: { status: 'COMPLETED' } })
+    expect(await store.commit(completed, `mine-${uid()}`, { expiry: 9, payloadHash: 'h' }, [entry(`${completed}-mine`, 'mine')], { nowMs: NOW + 1 })).toMatchObject({ status: 'taken', record: { status: 'COMPLETED' } })
     expect(await ledgerEntry(`${completed}-mine`)).toBeUndefined()
   })
 })
@@ -127,5 +130,35 @@ describe("effects: 'transact-only' across hosts whose clocks differ", () => {
     const response = await (handler as unknown as (e: unknown, c: unknown) => Promise<unknown>)(sqsEvent([record]), lambdaContext())
     expect(failedIds(response)).toEqual([record.messageId])
     expect((await table.store.read([key])).get(key)).toMatchObject({ status: 'IN_PROGRESS', leaseToken: 'other' })
+  })
+})
+
+describe('commits on a table with every attribute renamed and a sort key', () => {
+  test('the claimed commit completes the record and the unclaimed one claims it, under the table\'s own names', async () => {
+    const renamed = await freshTable({
+      keyAttr: 'pk',
+      sortKeyAttr: 'sk',
+      store: { transactions, sortKeyValue: 'idem', statusAttr: 'st', expiryAttr: 'ttl', inProgressExpiryAttr: 'leaseUntil', leaseTokenAttr: 'fence', payloadHashAttr: 'ph', responseDataAttr: 'out', errorAttr: 'err' }
+    })
+    try {
+      const commit = renamed.store.commit as NonNullable<DynamoDBStore['commit']>
+      const claimed = `k-renamed-${uid()}`
+      await renamed.store.claim(claimOf(claimed, 'mine', 30_000), NOW)
+      expect(await commit(claimed, 'mine', { expiry: Math.floor(NOW / 1000) + 3600, responseData: '"done"' }, [entry(`${claimed}-mine`, 'mine')])).toEqual({ status: 'committed' })
+      expect(await ledgerEntry(`${claimed}-mine`)).toBe('mine')
+
+      const unclaimed = `k-renamed-unclaimed-${uid()}`
+      expect(await commit(unclaimed, 'first', { expiry: Math.floor(NOW / 1000) + 3600, payloadHash: 'h', responseData: '1' }, [entry(`${unclaimed}-first`, 'first')], { nowMs: NOW })).toEqual({ status: 'committed' })
+      expect(await commit(unclaimed, 'second', { expiry: Math.floor(NOW / 1000) + 3600, payloadHash: 'h' }, [entry(`${unclaimed}-second`, 'second')], { nowMs: NOW + 1 }))
+        .toMatchObject({ status: 'taken', record: { status: 'COMPLETED', leaseToken: 'first', responseData: '1' } })
+      expect(await ledgerEntry(`${unclaimed}-second`)).toBeUndefined()
+
+      expect(await renamed.items()).toEqual(expect.arrayContaining([
+        expect.objectContaining({ pk: claimed, sk: 'idem', st: 'COMPLETED', fence: 'mine', out: '"done"' }),
+        expect.objectContaining({ pk: unclaimed, sk: 'idem', st: 'COMPLETED', fence: 'first', ph: 'h', out: '1' })
+      ]))
+    } finally {
+      await renamed.drop()
+    }
   })
 })

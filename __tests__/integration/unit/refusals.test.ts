@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
 import { TransactWriteItemsCommand, type DynamoDBClient as Client } from '@aws-sdk/client-dynamodb'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
 import { idempotency, IdempotencyTransactError, perRecord, type OutcomeReport, type RecordTools } from '../../../src/index.js'
-import { DynamoDBStore } from '../../../src/dynamodb.js'
+import { DynamoDBStore, transactions } from '../../../src/dynamodb.js'
 import { freshTable, userTable } from '../../support/dynamodb.js'
 import { sqsPartialBatchFailure } from '../../support/middy.js'
 import middy from '@middy/core'
@@ -29,7 +29,7 @@ const statusesOf = async (namespace: string): Promise<unknown[]> =>
 const consumer = (fn: (record: SQSRecord, tools: RecordTools) => Promise<unknown>, options: { client?: Client, onFailure?: 'fail' | 'delete' } = {}) => {
   const namespace = `refusal-${Math.random().toString(36).slice(2, 10)}`
   const outcomes: OutcomeReport[] = []
-  const store = new DynamoDBStore({ tableName: table.tableName, client: options.client ?? table.client })
+  const store = new DynamoDBStore({ tableName: table.tableName, client: options.client ?? table.client, transactions })
   const handler = middy<SQSEvent>()
     .use(sqsPartialBatchFailure({ logger: false as never }))
     .use(idempotency({ store, namespace, onFailure: options.onFailure ?? 'delete', logger: recordingLogger(), onOutcome: (o) => { outcomes.push(o) } }))

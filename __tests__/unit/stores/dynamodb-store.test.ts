@@ -2,7 +2,7 @@ import { describe, expect, test, beforeEach } from '@jest/globals'
 import { mockClient } from 'aws-sdk-client-mock'
 import { DeleteItemCommand, DynamoDBClient, PutItemCommand, UpdateItemCommand, BatchGetItemCommand } from '@aws-sdk/client-dynamodb'
 import { IdempotencyConfigError, IdempotencyStoreError } from '../../../src/index.js'
-import { DynamoDBStore } from '../../../src/dynamodb.js'
+import { DynamoDBStore, transactions } from '../../../src/dynamodb.js'
 import type { ClaimRecord } from '../../../src/stores/store.js'
 
 // Faults DynamoDB Local cannot produce, injected with aws-sdk-client-mock. Everything the
@@ -58,5 +58,22 @@ describe('DynamoDBStore faults', () => {
     expect(() => new DynamoDBStore({ tableName: '' })).toThrow(new IdempotencyConfigError('DynamoDBStore: tableName must be a non-empty string'))
     expect(() => new DynamoDBStore({ tableName: 't', client: {} as never })).toThrow(/client must be a DynamoDBClient or a DynamoDBDocumentClient/)
     expect(() => new DynamoDBStore({ tableName: 't', statusAttr: '' })).toThrow('DynamoDBStore: statusAttr must be a non-empty string')
+  })
+})
+
+describe('DynamoDBStore transactions', () => {
+  test('without transactions the store has no commit nor checkWrite (transact is refused); with them it has both', () => {
+    const plain = new DynamoDBStore({ tableName: 't' })
+    expect('commit' in plain).toBe(false)
+    expect('checkWrite' in plain).toBe(false)
+    const transacting = new DynamoDBStore({ tableName: 't', transactions })
+    expect(typeof transacting.commit).toBe('function')
+    expect(transacting.checkWrite?.({ Insert: { TableName: 't' } })).toBe('it must have exactly one of Put, Update, Delete, ConditionCheck (it has Insert)')
+  })
+
+  test('a transactions value that is not the export is refused, naming where to import it from; a misspelt option is named', () => {
+    expect(() => new DynamoDBStore({ tableName: 't', transactions: true as never }))
+      .toThrow(new IdempotencyConfigError("DynamoDBStore: transactions must be the transactions exported by 'middy-idempotency/dynamodb'"))
+    expect(() => new DynamoDBStore({ tableName: 't', transaction: transactions } as never)).toThrow("DynamoDBStore: unknown option 'transaction' (did you mean 'transactions'?)")
   })
 })

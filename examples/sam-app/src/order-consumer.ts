@@ -18,7 +18,7 @@ import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
 import { idempotency, perRecord } from 'middy-idempotency/batch'
 import { IdempotencyTransactError, type IdempotencyLogger, type IdempotencyStore, type OutcomeReport, type TransactItem } from 'middy-idempotency'
-import { DynamoDBStore } from 'middy-idempotency/dynamodb'
+import { DynamoDBStore, transactions } from 'middy-idempotency/dynamodb'
 
 /** The message body the shop sends when a customer checks out. */
 export interface Order {
@@ -37,7 +37,7 @@ export interface PlacedOrder {
 }
 
 export interface OrderConsumerDependencies {
-  /** A `DynamoDBStore`: `transact` commits through it (a `MemoryStore` refuses `transact`). */
+  /** A `DynamoDBStore` built with `transactions`: `transact` commits through it (a `MemoryStore` refuses `transact`). */
   store: IdempotencyStore
   /** Orders, by `orderId` (S). */
   ordersTable: string
@@ -123,7 +123,7 @@ export const createHandler = ({ store, ordersTable, stockTable, logFailedRecord,
     }))
 
 export const handler = createHandler({
-  store: new DynamoDBStore({ tableName: process.env.IDEMPOTENCY_TABLE ?? 'IdempotencyStore' }),
+  store: new DynamoDBStore({ tableName: process.env.IDEMPOTENCY_TABLE ?? 'IdempotencyStore', transactions }),
   ordersTable: process.env.ORDERS_TABLE ?? 'Orders',
   stockTable: process.env.STOCK_TABLE ?? 'Stock'
 })

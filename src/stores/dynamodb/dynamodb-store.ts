@@ -8,13 +8,14 @@ import {
 import { IdempotencyConfigError, type IdempotencyStoreError, type StoredError, type StoreOperation } from '../../errors.js'
 import type { ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, IdempotencyStore, StoreCallOptions, StoreLimits } from '../store.js'
 import { refuseUnknownOptions } from '../../unknown-options.js'
-import { checkTransactItem, commitTransaction } from './transaction.js'
 import { storeErrorOf } from './errors.js'
 import { registerTable } from './access.js'
 import { claimItem, keyItem, recordOf, type Item } from './items.js'
 import { TableFit } from './table-check.js'
 import { refuseSharedAttributes } from './attribute-names.js'
-import type { AttributeNames, DynamoDBSender, DynamoDBStoreOptions, TransactItem } from './types.js'
+import { claimCondition } from './claim-condition.js'
+import { completionUpdate } from './completion.js'
+import type { AttributeNames, DynamoDBSender, DynamoDBStoreOptions, DynamoDBTransactions, TransactItem } from './types.js'
 
 export type { DynamoDBSender, DynamoDBStoreOptions }
 
@@ -31,7 +32,7 @@ const defaults: Omit<AttributeNames, 'sortKeyAttr'> & { sortKeyValue: string } =
 }
 
 const OPTION_NAMES = ['tableName', 'client', 'clientConfig', 'keyAttr', 'sortKeyAttr', 'sortKeyValue', 'statusAttr', 'expiryAttr', 'inProgressExpiryAttr',
-  'leaseTokenAttr', 'payloadHashAttr', 'responseDataAttr', 'errorAttr'] as const satisfies ReadonlyArray<keyof DynamoDBStoreOptions>
+  'leaseTokenAttr', 'payloadHashAttr', 'responseDataAttr', 'errorAttr', 'transactions'] as const satisfies ReadonlyArray<keyof DynamoDBStoreOptions>
 
 /**
  * DynamoDB's own limits. An item holds 400 KB, names and values together; the rest of a record
@@ -58,9 +59,11 @@ const LIMITS: StoreLimits = {
  * @example
  * ```ts
  * import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
- * import { DynamoDBStore } from 'middy-idempotency'
+ * import { DynamoDBStore, transactions } from 'middy-idempotency/dynamodb'
  *
  * const store = new DynamoDBStore({ tableName: 'IdempotencyStore', client: new DynamoDBClient({}) })
+ * // A store for `transact` and `effects: 'transact-only'`:
+ * const transacting = new DynamoDBStore({ tableName: 'IdempotencyStore', transactions })
  * ```
  */
 export class DynamoDBStore implements IdempotencyStore<TransactItem> {
@@ -73,6 +76,13 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
   readonly #sortKeyValue: string
   /** Whether the table fits the settings: checked once, before the first claim, read or commit. */
   readonly #fit: TableFit
+  /**
+   * With `transactions`: one `TransactWriteItems` of the writes and the completion (see
+   * `IdempotencyStore.commit`). Absent without it: `transact` is then refused.
+   */
+  declare readonly commit?: (key: string, leaseToken: string, outcome: CommitOutcome, writes: readonly TransactItem[], claim?: { nowMs: number }, options?: StoreCallOptions) => Promise<CommitResult>
+  /** With `transactions`: why `write` is not a `TransactWriteItems` entry, or undefined. */
+  declare readonly checkWrite?: (write: unknown) => string | undefined
 
   constructor (options: DynamoDBStoreOptions) {
     // A misspelt option first: `tablename` is a slip to name, not a missing tableName.
@@ -83,7 +93,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     if (options.client !== undefined && typeof options.client?.send !== 'function') {
       throw new IdempotencyConfigError('DynamoDBStore: client must be a DynamoDBClient or a DynamoDBDocumentClient')
     }
-    const { tableName, client, clientConfig, sortKeyValue, ...names } = options
+    const { tableName, client, clientConfig, sortKeyValue, transactions, ...names } = options
     for (const [option, value] of Object.entries(names)) {
       if (value !== undefined && (typeof value !== 'string' || value === '')) {
         throw new IdempotencyConfigError(`DynamoDBStore: ${option} must be a non-empty string`)
@@ -96,23 +106,34 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     this.#sortKeyValue = sortKeyValue ?? defaults.sortKeyValue
     registerTable(this, { client: this.#client, tableName, names: this.#names, sortKeyValue: this.#sortKeyValue })
     this.#fit = new TableFit(this.#client, tableName, this.#names, (key) => this.#keyOf(key))
+    if (transactions !== undefined) {
+      if (typeof transactions?.commit !== 'function' || typeof transactions.checkWrite !== 'function') {
+        throw new IdempotencyConfigError("DynamoDBStore: transactions must be the transactions exported by 'middy-idempotency/dynamodb'")
+      }
+      // Installed only when given, so that the transaction writer is bundled by its users alone.
+      this.commit = this.#committing(transactions)
+      this.checkWrite = transactions.checkWrite
+    }
+  }
+
+  #committing (transactions: DynamoDBTransactions): NonNullable<DynamoDBStore['commit']> {
+    return async (key, leaseToken, outcome, writes, claim, options) => {
+      try {
+        await this.#fit.ready()
+        return await transactions.commit({ client: this.#client, tableName: this.tableName, key: this.#keyOf(key), names: this.#names, fromItem: (item) => this.#fromItem(item), ...abortable(options) }, leaseToken, outcome, writes, claim)
+      } catch (error) {
+        throw await this.#storeError('commit', key, error)
+      }
+    }
   }
 
   async claim (record: ClaimRecord, nowMs: number, options?: StoreCallOptions): Promise<IdempotencyRecord | undefined> {
-    const n = this.#names
     try {
       await this.#fit.ready()
       await this.#client.send(new PutItemCommand({
         TableName: this.tableName,
         Item: this.#toItem(record),
-        ConditionExpression: 'attribute_not_exists(#key) OR #expiry < :nowSeconds OR (#status = :inProgress AND #lease < :nowMs)',
-        ExpressionAttributeNames: { '#key': n.keyAttr, '#expiry': n.expiryAttr, '#status': n.statusAttr, '#lease': n.inProgressExpiryAttr },
-        ExpressionAttributeValues: {
-          ':nowSeconds': { N: String(Math.floor(nowMs / 1000)) },
-          ':nowMs': { N: String(nowMs) },
-          ':inProgress': { S: 'IN_PROGRESS' }
-        },
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD'
+        ...claimCondition(this.#names, nowMs)
       }), abortable(options))
       return undefined
     } catch (error) {
@@ -126,15 +147,8 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
   }
 
   async complete (key: string, leaseToken: string, outcome: { expiry: number, responseData?: string }, options?: StoreCallOptions): Promise<boolean> {
-    const n = this.#names
-    const values: Item = { ':status': { S: 'COMPLETED' }, ':expiry': { N: String(outcome.expiry) } }
-    let update = 'SET #status = :status, #expiry = :expiry'
-    if (outcome.responseData === undefined) update += ' REMOVE #data, #error'
-    else {
-      update += ', #data = :data REMOVE #error'
-      values[':data'] = { S: outcome.responseData }
-    }
-    return this.#fenced('complete', key, leaseToken, update, { '#data': n.responseDataAttr, '#error': n.errorAttr }, values, options)
+    const { UpdateExpression, ExpressionAttributeNames, ExpressionAttributeValues } = completionUpdate(this.#names, outcome)
+    return this.#fenced('complete', key, leaseToken, UpdateExpression, ExpressionAttributeNames, ExpressionAttributeValues, options)
   }
 
   async fail (key: string, leaseToken: string, outcome: { expiry: number, error: StoredError }, options?: StoreCallOptions): Promise<boolean> {
@@ -174,19 +188,6 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
       }
     }))
     return found
-  }
-
-  async commit (key: string, leaseToken: string, outcome: CommitOutcome, writes: readonly TransactItem[], claim?: { nowMs: number }, options?: StoreCallOptions): Promise<CommitResult> {
-    try {
-      await this.#fit.ready()
-      return await commitTransaction({ client: this.#client, tableName: this.tableName, key: this.#keyOf(key), names: this.#names, fromItem: (item) => this.#fromItem(item), ...abortable(options) }, leaseToken, outcome, writes, claim)
-    } catch (error) {
-      throw await this.#storeError('commit', key, error)
-    }
-  }
-
-  checkWrite (write: unknown): string | undefined {
-    return checkTransactItem(write)
   }
 
   async #fenced (operation: 'complete' | 'fail' | 'release', key: string, leaseToken: string,

@@ -1,21 +1,10 @@
 import { GetItemCommand, TransactWriteItemsCommand, type TransactWriteItem } from '@aws-sdk/client-dynamodb'
-import type { CommitOutcome, CommitResult, IdempotencyRecord } from '../store.js'
+import type { CommitOutcome, CommitResult } from '../store.js'
 import type { Item } from './items.js'
 import { toAttributeMap, UnmarshallableValueError, type MarshallOptions } from './marshal.js'
-import type { AttributeNames, DynamoDBSender, TransactItem } from './types.js'
-
-/** What the commit needs to know of the store's table and its attribute names. */
-export interface CommitTarget {
-  client: DynamoDBSender
-  tableName: string
-  /** The record's key, marshalled (partition key, and sort key when there is one). */
-  key: Item
-  names: AttributeNames
-  /** Reads a stored item (as DynamoDB returns it in a cancellation reason) into a record. */
-  fromItem: (item: Item) => IdempotencyRecord
-  /** Aborts the commit's requests once the lifecycle has given it up (see `StoreCallOptions`). */
-  abortSignal?: AbortSignal
-}
+import { claimCondition } from './claim-condition.js'
+import { completionUpdate } from './completion.js'
+import type { CommitTarget, DynamoDBTransactions, TransactItem } from './types.js'
 
 const OPERATIONS = ['Put', 'Update', 'Delete', 'ConditionCheck'] as const
 
@@ -96,21 +85,15 @@ const marshalEntry = (write: TransactItem, index: number, options: MarshallOptio
 
 /** The claimed record becomes COMPLETED: only while it is ours and IN_PROGRESS. */
 const fencedCompletion = (target: CommitTarget, leaseToken: string, outcome: CommitOutcome): TransactWriteItem => {
-  const n = target.names
+  const update = completionUpdate(target.names, outcome)
   return {
     Update: {
       TableName: target.tableName,
       Key: target.key,
-      UpdateExpression: 'SET #status = :completed, #expiry = :expiry' + (outcome.responseData === undefined ? ' REMOVE #data, #error' : ', #data = :data REMOVE #error'),
+      ...update,
       ConditionExpression: '#token = :token AND #status = :inProgress',
-      ExpressionAttributeNames: { '#status': n.statusAttr, '#expiry': n.expiryAttr, '#token': n.leaseTokenAttr, '#data': n.responseDataAttr, '#error': n.errorAttr },
-      ExpressionAttributeValues: {
-        ':completed': { S: 'COMPLETED' },
-        ':inProgress': { S: 'IN_PROGRESS' },
-        ':expiry': { N: String(outcome.expiry) },
-        ':token': { S: leaseToken },
-        ...(outcome.responseData === undefined ? {} : { ':data': { S: outcome.responseData } })
-      },
+      ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#token': target.names.leaseTokenAttr },
+      ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ':token': { S: leaseToken }, ':inProgress': { S: 'IN_PROGRESS' } },
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD'
     }
   }
@@ -130,10 +113,7 @@ const claimingCompletion = (target: CommitTarget, leaseToken: string, outcome: C
         ...(outcome.payloadHash === undefined ? {} : { [n.payloadHashAttr]: { S: outcome.payloadHash } }),
         ...(outcome.responseData === undefined ? {} : { [n.responseDataAttr]: { S: outcome.responseData } })
       },
-      ConditionExpression: 'attribute_not_exists(#key) OR #expiry < :nowSeconds OR (#status = :inProgress AND #lease < :nowMs)',
-      ExpressionAttributeNames: { '#key': n.keyAttr, '#expiry': n.expiryAttr, '#status': n.statusAttr, '#lease': n.inProgressExpiryAttr },
-      ExpressionAttributeValues: { ':nowSeconds': { N: String(Math.floor(nowMs / 1000)) }, ':nowMs': { N: String(nowMs) }, ':inProgress': { S: 'IN_PROGRESS' } },
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD'
+      ...claimCondition(n, nowMs)
     }
   }
 }
@@ -179,3 +159,17 @@ const readCancellation = (error: unknown, writes: readonly TransactItem[], targe
 }
 
 const tableOf = (write: TransactItem): string => String((Object.values(write)[0] as { TableName?: unknown } | undefined)?.TableName)
+
+/**
+ * The DynamoDB transaction writer, for `transact` and `effects: 'transact-only'`: give it to the
+ * store as its `transactions` option. A store built without it has no `commit`, so a function
+ * that never transacts does not bundle nor load this code.
+ *
+ * @example
+ * ```ts
+ * import { DynamoDBStore, transactions } from 'middy-idempotency/dynamodb'
+ *
+ * const store = new DynamoDBStore({ tableName: 'IdempotencyStore', transactions })
+ * ```
+ */
+export const transactions: DynamoDBTransactions = { commit: commitTransaction, checkWrite: checkTransactItem }

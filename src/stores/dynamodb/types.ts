@@ -1,4 +1,6 @@
-import type { DynamoDBClient, DynamoDBClientConfig } from '@aws-sdk/client-dynamodb'
+import type { AttributeValue, DynamoDBClient, DynamoDBClientConfig } from '@aws-sdk/client-dynamodb'
+import type { CommitOutcome, CommitResult, IdempotencyRecord } from '../store.js'
+import type { TransactItem } from './transact-types.js'
 
 /* The types of the DynamoDB store, apart so that its files import them from one place. */
 
@@ -53,6 +55,55 @@ export interface DynamoDBStoreOptions {
   responseDataAttr?: string
   /** FAILED error, a map of name and message. [`'error'`] */
   errorAttr?: string
+  /**
+   * The transaction writer, `transactions` from `middy-idempotency/dynamodb`: what `transact`
+   * and `effects: 'transact-only'` need (one `TransactWriteItems` of your writes and the record's
+   * completion). Opt-in, so that a function that never transacts does not load it; without it,
+   * `effects: 'transact-only'` is refused too. [none: `transact` is refused]
+   */
+  transactions?: DynamoDBTransactions
+}
+
+/**
+ * What a transaction writes to: the store's table, the record's key and attribute names.
+ *
+ * @example
+ * ```ts
+ * const target: CommitTarget = { client, tableName: 'IdempotencyStore', key: { idempotencyKey: { S: key } }, names, fromItem }
+ * ```
+ */
+export interface CommitTarget {
+  /** The store's client. */
+  client: DynamoDBSender
+  /** The store's table. */
+  tableName: string
+  /** The record's key, marshalled (partition key, and sort key when there is one). */
+  key: Record<string, AttributeValue>
+  /** The store's attribute names, every default applied. */
+  names: AttributeNames
+  /** Reads a stored item (as DynamoDB returns it in a cancellation reason) into a record. */
+  fromItem: (item: Record<string, AttributeValue>) => IdempotencyRecord
+  /** Aborts the commit's requests once the lifecycle has given it up (see `StoreCallOptions`). */
+  abortSignal?: AbortSignal
+}
+
+/**
+ * The type of `transactions`, the DynamoDB transaction writer a {@link DynamoDBStore} is given
+ * to `commit` (`transact`, `effects: 'transact-only'`). Pass the exported `transactions`; its
+ * two functions are the store's, not a hook to implement.
+ *
+ * @example
+ * ```ts
+ * import { DynamoDBStore, transactions } from 'middy-idempotency/dynamodb'
+ *
+ * const store = new DynamoDBStore({ tableName: 'IdempotencyStore', transactions })
+ * ```
+ */
+export interface DynamoDBTransactions {
+  /** One `TransactWriteItems`: `writes`, then the record's completion (a put on the claim's condition with `claim`). */
+  commit: (target: CommitTarget, leaseToken: string, outcome: CommitOutcome, writes: readonly TransactItem[], claim?: { nowMs: number }) => Promise<CommitResult>
+  /** Why `write` is not a `TransactWriteItems` entry, or undefined when it is one. */
+  checkWrite: (write: unknown) => string | undefined
 }
 
 /** The attribute names of a store's table, every default applied. */
