@@ -30,6 +30,10 @@ const defaults: Omit<AttributeNames, 'sortKeyAttr'> & { sortKeyValue: string } =
   errorAttr: 'error'
 }
 
+// A completion's update, with and without a result to store (an `undefined` result stores none).
+const COMPLETE_WITHOUT_DATA = 'SET #status = :status, #expiry = :expiry REMOVE #data, #error'
+const COMPLETE_WITH_DATA = 'SET #status = :status, #expiry = :expiry, #data = :data REMOVE #error'
+
 const OPTION_NAMES = ['tableName', 'client', 'clientConfig', 'keyAttr', 'sortKeyAttr', 'sortKeyValue', 'statusAttr', 'expiryAttr', 'inProgressExpiryAttr',
   'leaseTokenAttr', 'payloadHashAttr', 'responseDataAttr', 'errorAttr'] as const satisfies ReadonlyArray<keyof DynamoDBStoreOptions>
 
@@ -127,28 +131,26 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
 
   async complete (key: string, leaseToken: string, outcome: { expiry: number, responseData?: string }, options?: StoreCallOptions): Promise<boolean> {
     const n = this.#names
-    const values: Item = { ':status': { S: 'COMPLETED' }, ':expiry': { N: String(outcome.expiry) } }
-    let update = 'SET #status = :status, #expiry = :expiry'
-    if (outcome.responseData === undefined) update += ' REMOVE #data, #error'
-    else {
-      update += ', #data = :data REMOVE #error'
-      values[':data'] = { S: outcome.responseData }
-    }
-    return this.#fenced('complete', key, leaseToken, update, { '#data': n.responseDataAttr, '#error': n.errorAttr }, values, options)
+    const values: Item = { ':status': { S: 'COMPLETED' }, ':expiry': { N: String(outcome.expiry) }, ':token': { S: leaseToken } }
+    if (outcome.responseData !== undefined) values[':data'] = { S: outcome.responseData }
+    return this.#fenced('complete', key, outcome.responseData === undefined ? COMPLETE_WITHOUT_DATA : COMPLETE_WITH_DATA,
+      { '#data': n.responseDataAttr, '#error': n.errorAttr, '#token': n.leaseTokenAttr, '#status': n.statusAttr, '#expiry': n.expiryAttr }, values, options)
   }
 
   async fail (key: string, leaseToken: string, outcome: { expiry: number, error: StoredError }, options?: StoreCallOptions): Promise<boolean> {
+    const n = this.#names
     const values: Item = {
       ':status': { S: 'FAILED' },
       ':expiry': { N: String(outcome.expiry) },
-      ':error': { M: { name: { S: outcome.error.name }, message: { S: outcome.error.message }, ...(outcome.error.code === undefined ? {} : { code: { S: outcome.error.code } }) } }
+      ':error': { M: { name: { S: outcome.error.name }, message: { S: outcome.error.message }, ...(outcome.error.code === undefined ? {} : { code: { S: outcome.error.code } }) } },
+      ':token': { S: leaseToken }
     }
-    return this.#fenced('fail', key, leaseToken, 'SET #status = :status, #expiry = :expiry, #error = :error REMOVE #data',
-      { '#error': this.#names.errorAttr, '#data': this.#names.responseDataAttr }, values, options)
+    return this.#fenced('fail', key, 'SET #status = :status, #expiry = :expiry, #error = :error REMOVE #data',
+      { '#error': n.errorAttr, '#data': n.responseDataAttr, '#token': n.leaseTokenAttr, '#status': n.statusAttr, '#expiry': n.expiryAttr }, values, options)
   }
 
   async release (key: string, leaseToken: string, options?: StoreCallOptions): Promise<boolean> {
-    return this.#fenced('release', key, leaseToken, undefined, {}, {}, options)
+    return this.#fenced('release', key, undefined, { '#token': this.#names.leaseTokenAttr }, { ':token': { S: leaseToken } }, options)
   }
 
   async read (keys: readonly string[], options?: StoreCallOptions): Promise<Map<string, IdempotencyRecord>> {
@@ -189,19 +191,15 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     return checkTransactItem(write)
   }
 
-  async #fenced (operation: 'complete' | 'fail' | 'release', key: string, leaseToken: string,
+  /** `names` and `values` hold the token's (`#token`, `:token`), and with an update its `#status` and `#expiry`. */
+  async #fenced (operation: 'complete' | 'fail' | 'release', key: string,
     update: string | undefined, names: Record<string, string>, values: Item, options: StoreCallOptions | undefined): Promise<boolean> {
-    const n = this.#names
     const common = {
       TableName: this.tableName,
       Key: this.#keyOf(key),
       ConditionExpression: '#token = :token',
-      ExpressionAttributeNames: { ...names, '#token': n.leaseTokenAttr } as Record<string, string>,
-      ExpressionAttributeValues: { ...values, ':token': { S: leaseToken } }
-    }
-    if (update !== undefined) {
-      common.ExpressionAttributeNames['#status'] = n.statusAttr
-      common.ExpressionAttributeNames['#expiry'] = n.expiryAttr
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values
     }
     try {
       await this.#client.send(update === undefined
