@@ -12,8 +12,6 @@ import { writeFile } from 'node:fs/promises'
 import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import { localClientConfig, startDynamoDBLocal } from '../scripts/dynamodb-local.mjs'
-import { createOursHandler } from './handlers/ours.js'
-import { createTheirsHandler } from './handlers/theirs.js'
 import { createTableFor } from './lib/tables.js'
 import { lambdaContext, roundOf } from './lib/events.js'
 import { Profiling, type Row } from './lib/profile.js'
@@ -49,6 +47,19 @@ const fixed = (n: number, digits = 2): string => n.toFixed(digits)
 const table = (head: string[], rows: string[][]): string =>
   [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n')
 
+// Date.now() as called by our code only (the SDK reads the clock too, to sign and to retry),
+// counted in the call-count pass. Wrapped before the handlers load: the middleware's `now`
+// option defaults to the Date.now it finds then.
+const realNow = Date.now
+let counting = false
+let nows = 0
+Date.now = () => {
+  if (counting && (new Error().stack?.split('\n')[2] ?? '').includes('/src/')) nows++
+  return realNow()
+}
+const { createOursHandler } = await import('./handlers/ours.js')
+const { createTheirsHandler } = await import('./handlers/theirs.js')
+
 const main = async (): Promise<void> => {
   const ddb = await startDynamoDBLocal()
   const profiling = new Profiling(process.cwd())
@@ -80,18 +91,12 @@ const main = async (): Promise<void> => {
     const sampledUs = cpuRows.filter((r) => r.name !== '(idle)').reduce((a, r) => a + r.value, 0)
 
     const counted = events(countBatches)
-    // Date.now() as called by our code only (the SDK reads the clock too, to sign and to retry).
-    const realNow = Date.now
-    let nows = 0
-    Date.now = () => {
-      if ((new Error().stack?.split('\n')[2] ?? '').includes('/src/')) nows++
-      return realNow()
-    }
+    counting = true
     let callRows: Row[]
     try {
       callRows = await profiling.calls(run(counted))
     } finally {
-      Date.now = realNow
+      counting = false
     }
     const allocRows = await profiling.allocations(run(events(countBatches)))
 
