@@ -26,7 +26,7 @@ export const prepareRecords = (source: BatchSource, selection: Selection, record
     }
     const state: RecordState = { record, id, ...(groupOf === undefined ? {} : { group: groupOf(record) }) }
     try {
-      state.unit = prepareUnit(selection, record, context, source.attempt(record), source.label(record))
+      state.unit = prepareUnit(selection, record, context, source.attempt(record), source.label as (record: unknown) => string)
     } catch (error) {
       state.outcome = { kind: 'rejected', error: error as IdempotencyKeyError }
     }

@@ -16,30 +16,54 @@ export interface Selection {
 
 /**
  * Computes key and payload hash once, before the handler runs, so a handler that
- * mutates its input cannot change them. `label` names the unit in errors.
+ * mutates its input cannot change them. `label` names the unit in errors: a batch gives its
+ * source's `label`, read of the record only when there is an error to name it in.
  * Throws `IdempotencyKeyError` naming the unit and what was wrong.
  */
-export const prepareUnit = (selection: Selection, input: unknown, context: unknown, attempt: number, label: string): Unit => {
-  /** Runs one step; any failure becomes an IdempotencyKeyError that names the unit. */
-  const step = <T>(problem: string, run: () => T): T => {
-    try {
-      return run()
-    } catch (error) {
-      // The selectors already say what went wrong; anything else is a hashing problem.
-      if (error instanceof IdempotencyKeyError) throw new IdempotencyKeyError(`${label}: ${error.message}`, error.cause, { clientError: error.expose, ...(error.problem === undefined ? {} : { detail: error.problem.detail }) })
-      throw new IdempotencyKeyError(`${label}: ${problem}: ${(error as Error)?.message ?? String(error)}`, error, { clientError: false })
-    }
+export const prepareUnit = (selection: Selection, input: unknown, context: unknown, attempt: number, label: string | ((input: unknown) => string)): Unit => {
+  // Every record of a batch comes through here: no closure, no string is made unless it fails.
+  let key: unknown
+  try {
+    key = selection.key(input, context)
+  } catch (error) {
+    throw failed(label, input, 'the key cannot be taken', error)
   }
-  const key = step('the key cannot be taken', () => selection.key(input, context))
   if (isEmptySelection(key)) {
     const found = key === undefined || key === null ? 'nothing' : inspect(key, { depth: 4, breakLength: Infinity })
-    throw new IdempotencyKeyError(`${label}: the key is empty (${selection.keyName} found ${found}): nothing to identify the work by`)
+    throw new IdempotencyKeyError(`${nameOf(label, input)}: the key is empty (${selection.keyName} found ${found}): nothing to identify the work by`)
   }
-  const tenant = step('the tenant cannot be read', () => tenantOf(context))
-  const unit: Unit = { key: step(`the key from ${selection.keyName} cannot be hashed`, () => storedKey(selection.namespace, key, tenant)), attempt }
+  let tenant: string | undefined
+  try {
+    tenant = tenantOf(context)
+  } catch (error) {
+    throw failed(label, input, 'the tenant cannot be read', error)
+  }
+  let stored: string
+  try {
+    stored = storedKey(selection.namespace, key, tenant)
+  } catch (error) {
+    throw failed(label, input, `the key from ${selection.keyName} cannot be hashed`, error)
+  }
+  const unit: Unit = { key: stored, attempt }
   const { payload } = selection
-  if (payload !== undefined) unit.payloadHash = step('the payload cannot be hashed', () => hashOf(payload(input, context)))
+  if (payload !== undefined) {
+    try {
+      unit.payloadHash = hashOf(payload(input, context))
+    } catch (error) {
+      throw failed(label, input, 'the payload cannot be hashed', error)
+    }
+  }
   return unit
+}
+
+const nameOf = (label: string | ((input: unknown) => string), input: unknown): string => typeof label === 'string' ? label : label(input)
+
+/** A step of `prepareUnit` failed: the IdempotencyKeyError that names the unit. */
+const failed = (labelOf: string | ((input: unknown) => string), input: unknown, problem: string, error: unknown): IdempotencyKeyError => {
+  const label = nameOf(labelOf, input)
+  // The selectors already say what went wrong; anything else is a hashing problem.
+  if (error instanceof IdempotencyKeyError) return new IdempotencyKeyError(`${label}: ${error.message}`, error.cause, { clientError: error.expose, ...(error.problem === undefined ? {} : { detail: error.problem.detail }) })
+  return new IdempotencyKeyError(`${label}: ${problem}: ${(error as Error)?.message ?? String(error)}`, error, { clientError: false })
 }
 
 /**

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { IdempotencyFailedError, IdempotencyInProgressError, IdempotencyPayloadMismatchError, IdempotencyStoreError } from '../errors.js'
 import { asStoreError } from './stored-error.js'
 import { withinDeadline } from './deadline.js'
-import { isClaimable, type IdempotencyRecord } from '../stores/store.js'
+import { isClaimable, type ClaimRecord, type IdempotencyRecord } from '../stores/store.js'
 import type { LifecycleConfig, Unit } from './config.js'
 import { ownerToken } from './durable.js'
 import type { Lease } from './lease.js'
@@ -22,15 +22,15 @@ export const claim = async (config: LifecycleConfig, unit: Unit, lease: Lease, s
 
   const leaseToken = tokenFor(unit, lease)
   const nowSeconds = Math.floor(lease.nowMs / 1000)
-  const record = {
+  const record: ClaimRecord = {
     key: unit.key,
-    status: 'IN_PROGRESS' as const,
+    status: 'IN_PROGRESS',
     // TTL must never remove a record whose lease is still live, whatever expiresAfterSeconds is.
     expiry: Math.max(nowSeconds + config.expiresAfterSeconds, Math.ceil(lease.until / 1000) + 1),
     inProgressExpiry: lease.until,
-    leaseToken,
-    ...(unit.payloadHash === undefined ? {} : { payloadHash: unit.payloadHash })
+    leaseToken
   }
+  if (unit.payloadHash !== undefined) record.payloadHash = unit.payloadHash
   let existing: IdempotencyRecord | undefined
   try {
     // Given up at the deadline, the claim may still land: the record then stands IN_PROGRESS

@@ -45,9 +45,12 @@ export const withinDeadline = async <T>(config: LifecycleConfig, operation: Stor
   const pending = call(abort.signal)
   // Measured once the request is on its way, what is left of the invocation is what it may wait.
   const budget = config.deadline.budgetMs()
-  let timer: NodeJS.Timeout | undefined
-  const givenUp = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => {
+  // One promise settled by whichever comes first, the answer or the timer (two store calls per
+  // record: no race of two more promises). A call given up may still settle: its answer, or its
+  // error, is nobody's any more, and no timer outlives its call (it would keep an idle
+  // process's event loop alive).
+  return await new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
       const waited = Date.now() - started
       const error = new IdempotencyStoreError(operation,
         `${operation} of key ${key} did not answer within ${waited} ms (the invocation's deadline less timeoutMarginMs); given up so that Lambda gets its answer in time, the request may still land`,
@@ -55,13 +58,6 @@ export const withinDeadline = async <T>(config: LifecycleConfig, operation: Stor
       abort.abort(error)
       reject(error)
     }, budget)
+    pending.then((value) => { clearTimeout(timer); resolve(value) }, (error: unknown) => { clearTimeout(timer); reject(error) })
   })
-  // A call given up may still settle: its answer, or its error, is nobody's any more.
-  pending.catch(() => {})
-  try {
-    return await Promise.race([pending, givenUp])
-  } finally {
-    // No timer may outlive its call: it would keep an idle process's event loop alive.
-    clearTimeout(timer)
-  }
 }
