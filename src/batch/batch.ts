@@ -92,7 +92,7 @@ export class Batch {
     const unit = unitOf(state)
     if (unit === undefined) throw new IdempotencyError(`${state.id} has no key: it cannot be claimed`)
     this.#become(state, decision.kind === 'run'
-      ? { kind: 'claimed', unit, hold: decision, phase: 'claimed' }
+      ? { kind: 'claimed', unit, hold: decision, phase: 'pending' }
       : decision.kind === 'copy' ? { kind: 'copy', unit, of: decision.of } : { kind: 'decided', unit, decision })
   }
 

@@ -67,8 +67,9 @@ export const claimBatch = async (config: LifecycleConfig, source: BatchSource, c
     // invocation, and be refused as in progress elsewhere).
     const primary = bySlot.get(unit.key)
     if (primary === undefined) {
-      bySlot.set(unit.key, { state, unit })
-      primaries.push({ state, unit })
+      const original = { state, unit }
+      bySlot.set(unit.key, original)
+      primaries.push(original)
     } else if (primary.unit.payloadHash !== unit.payloadHash) {
       batch.claimDecided(state, { kind: 'rejected', error: new IdempotencyPayloadMismatchError(unit.key) })
     } else {

@@ -5,12 +5,12 @@ import type { ClaimDecision } from '../unit/outcome.js'
 import type { FailureDecision, OutcomeKind } from '../types.js'
 
 /**
- * Where a claimed record stands. `claimed`: not handed yet. `handed`: given to the handler, which
+ * Where a claimed record stands. `pending`: not handed yet. `handed`: given to the handler, which
  * may have run it (a hand-written handler tells us only at the end). `running`: `perRecord`
  * started it; `settling`: its outcome is being written; `settled`: written. `not-started`: the
  * batch closed before `perRecord` reached it.
  */
-export type RecordPhase = 'claimed' | 'handed' | 'running' | 'settling' | 'settled' | 'not-started'
+export type RecordPhase = 'pending' | 'handed' | 'running' | 'settling' | 'settled' | 'not-started'
 
 /**
  * What became of a record's claim (docs/architecture.md: the batch flow, claim): one of
