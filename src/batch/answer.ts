@@ -4,7 +4,7 @@ import { isReported, kindOfRefusal, reportOutcome } from '../observe/report.js'
 import type { OutcomeKind } from '../types.js'
 import { reportOf, type BatchSource } from '../sources/source.js'
 import type { LifecycleConfig } from '../unit/config.js'
-import { unitOf, type RecordState } from './record-state.js'
+import { settledOf, unitOf, type RecordState } from './record-state.js'
 
 /** What answering and reporting read of a batch (the `Batch` owns it; this module only reads). */
 interface BatchView {
@@ -118,7 +118,7 @@ export const reportBatch = (batch: BatchView): void => {
     const error = result.status === 'rejected' ? result.reason : undefined
     const kind = kindOf(state, error)
     if (!isReported(batch.config, kind)) continue
-    const settled = state.fate.kind === 'claimed' && state.fate.phase === 'settled' ? state.fate : undefined
+    const settled = settledOf(state)
     const durationMs = settled?.durationMs ?? (batch.decidedMs ?? batch.config.now()) - batch.lease.nowMs
     const unit = unitOf(state)
     reportOutcome(batch.config, {

@@ -2,7 +2,7 @@ import type { Context } from 'aws-lambda'
 import { IdempotencyConfigError, IdempotencyHeldBackError } from '../errors.js'
 import { readableByLambda } from './answer.js'
 import type { Batch } from './batch.js'
-import { isClaimed, type ClaimedRecord, type RecordState } from './record-state.js'
+import { isClaimed, settledOf, type ClaimedRecord, type RecordState } from './record-state.js'
 import { Followers } from './follow.js'
 import { defaultKeyOf } from './claim-batch.js'
 import { batchFor } from './handover.js'
@@ -125,8 +125,7 @@ const runBatch = async <TRecord>(batch: Batch, records: TRecord[], fn: (record: 
         // that is the work's effect, and keeps the slot until it is done.
         const commits = outcome.status === 'fulfilled' && (writes.length > 0 || state.fate.hold.unclaimed === true)
         await batch.settle(state, outcome, outcome.status === 'fulfilled' ? writes : [], commits ? undefined : free)
-        const settled = state.fate
-        const result = settled.phase === 'settled' ? settled.result : outcome
+        const result = settledOf(state)?.result ?? outcome
         results[index] = result
         return result.status === 'fulfilled'
       }

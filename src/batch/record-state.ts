@@ -78,6 +78,9 @@ export const isClaimed = (state: RecordState): state is ClaimedRecord => state.f
 export const refused = (state: RecordState): boolean =>
   state.fate.kind === 'unkeyed' || (state.fate.kind === 'decided' && state.fate.decision.kind === 'rejected')
 
+/** What a claimed record settled as, once it has. */
+export const settledOf = ({ fate }: RecordState): Settled | undefined => fate.kind === 'claimed' && fate.phase === 'settled' ? fate : undefined
+
 /** Its unit, unless no key could be taken. */
 export const unitOf = (state: RecordState): Unit | undefined => state.fate.kind === 'unkeyed' ? undefined : state.fate.unit
 

@@ -2,7 +2,7 @@ import { describe, expect, test } from '@jest/globals'
 import { Batch } from '../../../src/batch/batch.js'
 import { batchFor, handOver, takeBack } from '../../../src/batch/handover.js'
 import { closeOnTimeout } from '../../../src/batch/close.js'
-import { preparedRecord, type RecordState } from '../../../src/batch/record-state.js'
+import { preparedRecord, settledOf, type RecordState } from '../../../src/batch/record-state.js'
 import { IdempotencyConfigError, IdempotencyHeldBackError, MemoryStore } from '../../../src/index.js'
 import type { LifecycleConfig } from '../../../src/unit/config.js'
 import { sourceOf } from '../../../src/sources/index.js'
@@ -27,9 +27,8 @@ const batchOfOne = async (context: object = {}): Promise<{ batch: Batch, state: 
   return { batch, state, store }
 }
 
-/** A record's phase, and what it settled as, when it has. */
+/** A claimed record's phase. */
 const phaseOf = ({ fate }: RecordState): string | undefined => fate.kind === 'claimed' ? fate.phase : undefined
-const settledOf = ({ fate }: RecordState): { settledAs?: string, result?: unknown } => fate.kind === 'claimed' && fate.phase === 'settled' ? fate : {}
 
 describe('Batch: one object owns the batch\'s stages', () => {
   test('a batch is started once: a second perRecord on it would run its records twice', async () => {
@@ -62,21 +61,21 @@ describe('Batch: one object owns the batch\'s stages', () => {
     const held = await batchOfOne()
     const answer = await held.batch.skip(held.state, 'held-back')
     expect(answer.reason).toBeInstanceOf(IdempotencyHeldBackError)
-    expect([phaseOf(held.state), settledOf(held.state).settledAs, held.store.records().length]).toEqual(['settled', 'held-back', 0])
+    expect([phaseOf(held.state), settledOf(held.state)?.settledAs, held.store.records().length]).toEqual(['settled', 'held-back', 0])
 
     const closed = await batchOfOne()
     closed.batch.start(new AbortController().signal)
     await closed.batch.skip(closed.state, 'closed')
     expect([phaseOf(closed.state), closed.store.records().length]).toEqual(['not-started', 1])
     await closeOnTimeout(closed.batch)
-    expect([settledOf(closed.state).settledAs, closed.store.records().length]).toEqual(['held-back', 0])
+    expect([settledOf(closed.state)?.settledAs, closed.store.records().length]).toEqual(['held-back', 0])
   })
 
   test('a record is settled once: a second outcome does not overwrite the first', async () => {
     const { batch, state, store } = await batchOfOne()
     await batch.settle(state, { status: 'fulfilled', value: 1 })
     await batch.settle(state, { status: 'rejected', reason: new Error('late') })
-    expect([settledOf(state).settledAs, settledOf(state).result]).toEqual(['completed', { status: 'fulfilled', value: 1 }])
+    expect([settledOf(state)?.settledAs, settledOf(state)?.result]).toEqual(['completed', { status: 'fulfilled', value: 1 }])
     expect(store.records()[0]?.status).toBe('COMPLETED')
   })
 
