@@ -4,7 +4,7 @@ import { isReported, kindOfRefusal, reportOutcome } from '../observe/report.js'
 import type { OutcomeKind } from '../types.js'
 import { reportOf, type BatchSource } from '../sources/source.js'
 import type { LifecycleConfig } from '../unit/config.js'
-import type { RecordState } from './record-state.js'
+import { settledOf, unitOf, type RecordState } from './record-state.js'
 
 /** What answering and reporting read of a batch (the `Batch` owns it; this module only reads). */
 interface BatchView {
@@ -118,32 +118,34 @@ export const reportBatch = (batch: BatchView): void => {
     const error = result.status === 'rejected' ? result.reason : undefined
     const kind = kindOf(state, error)
     if (!isReported(batch.config, kind)) continue
-    const durationMs = state.durationMs ?? (batch.decidedMs ?? batch.config.now()) - batch.lease.nowMs
+    const settled = settledOf(state)
+    const durationMs = settled?.durationMs ?? (batch.decidedMs ?? batch.config.now()) - batch.lease.nowMs
+    const unit = unitOf(state)
     reportOutcome(batch.config, {
       kind, id: state.id, ...(batch.source.mode === 'sqs' ? { messageId: state.id } : {}),
-      ...(state.unit === undefined ? {} : { key: state.unit.key }), durationMs,
-      ...(state.onFailure === undefined ? {} : { onFailure: state.onFailure }), ...(error === undefined ? {} : { error })
+      ...(unit === undefined ? {} : { key: unit.key }), durationMs,
+      ...(settled?.onFailure === undefined ? {} : { onFailure: settled.onFailure }), ...(error === undefined ? {} : { error })
     })
   }
 }
 
-const kindOf = (state: RecordState, error: unknown): OutcomeKind => {
-  switch (state.outcome?.kind) {
+const kindOf = ({ fate }: RecordState, error: unknown): OutcomeKind => {
+  switch (fate.kind) {
     case 'copy': return 'in-batch-copy'
-    case 'replay': return 'replayed'
-    case 'run': return state.settledAs ?? (state.phase === 'not-started' ? 'held-back' : 'timed-out')
+    case 'decided': return fate.decision.kind === 'replay' ? 'replayed' : kindOfRefusal(error)
+    case 'claimed': return fate.phase === 'settled' ? fate.settledAs : fate.phase === 'not-started' ? 'held-back' : 'timed-out'
     default: return kindOfRefusal(error)
   }
 }
 
 /** What a record answers: its own settled result, its original's for a copy, its refusal, or its stored replay. */
 export const resultOf = (state: RecordState): PromiseSettledResult<unknown> => {
-  const outcome = state.outcome
-  switch (outcome?.kind) {
-    case 'copy': return resultOf(outcome.of)
-    case 'replay': return { status: 'fulfilled', value: outcome.response }
-    case 'rejected': return rejected(outcome.error)
-    case 'run': return state.result ?? rejected(new IdempotencyError(`${state.id} was claimed but had not settled when the batch was answered (timed out)`, { key: state.unit?.key }))
-    default: return rejected(new IdempotencyError(`${state.id} was never claimed`))
+  const { fate } = state
+  switch (fate.kind) {
+    case 'copy': return resultOf(fate.of)
+    case 'decided': return fate.decision.kind === 'replay' ? { status: 'fulfilled', value: fate.decision.response } : rejected(fate.decision.error)
+    case 'unkeyed': return rejected(fate.error)
+    case 'claimed': return fate.phase === 'settled' ? fate.result : rejected(new IdempotencyError(`${state.id} was claimed but had not settled when the batch was answered (timed out)`, { key: fate.unit.key }))
+    case 'keyed': return rejected(new IdempotencyError(`${state.id} was never claimed`))
   }
 }

@@ -1,28 +1,16 @@
-import { IdempotencyConfigError, IdempotencyHeldBackError } from '../errors.js'
-import type { LifecycleConfig, Unit } from '../unit/config.js'
-import { deadlineWithin, remainingMs, type Lease } from '../unit/lease.js'
-import { rejected } from '../unit/outcome.js'
+import { IdempotencyConfigError, IdempotencyError, IdempotencyHeldBackError } from '../errors.js'
+import type { LifecycleConfig } from '../unit/config.js'
+import { deadlineWithin, type Lease } from '../unit/lease.js'
+import { rejected, type ClaimDecision } from '../unit/outcome.js'
 import { settleUnit } from '../unit/settle.js'
-import type { Hold, Settlement } from '../unit/fenced-writes.js'
+import { keepFailed, type Settlement } from '../unit/fenced-writes.js'
 import type { BatchSource } from '../sources/source.js'
 import { answerBatch, reportBatch, type AnswerForm } from './answer.js'
-import type { RecordState } from './record-state.js'
+import { isClaimed, unitOf, type ClaimedRecord, type Fate, type PreparedRecord, type RecordState } from './record-state.js'
+import { watchAbort } from './watch.js'
 import { Followers } from './follow.js'
 import { Bound, forEachBounded } from './bounded.js'
-
-/** How a batch may use the store and run its records (the middleware's options). */
-export interface BatchLimits {
-  /** Most store requests at once (the `concurrency` option, or the store's own bound). */
-  concurrency: number
-  /**
-   * Most records `perRecord` runs at once when it is given no bound of its own: the `concurrency`
-   * option when set, else 50 — never a store's larger request bound, which says what the store
-   * takes, not what the work downstream does.
-   */
-  recordConcurrency: number
-  /** How close to the deadline a failure counts as a timeout (the `timeoutMarginMs` option). */
-  timeoutMarginMs: number
-}
+import type { BatchLimits } from './limits.js'
 
 /**
  * Where the batch stands. `open`: records may start. `closed`: none starts any more (the handler
@@ -31,35 +19,35 @@ export interface BatchLimits {
  */
 export type BatchStage = 'open' | 'closed' | 'timed-out' | 'answered'
 
+/** A record as its batch holds it: the one place its `fate` is written. */
+interface Slot extends RecordState { fate: Fate }
+
 /**
- * One batch, from claim to answer (docs/architecture.md: the batch flow). It alone moves its
- * records and itself from one stage to the next: `perRecord` starts it and settles each record
- * as its work ends, the middleware's hooks close it on a timeout or an error and answer it.
+ * One batch, from claim to answer (docs/architecture.md: the batch flow). It alone changes its
+ * records and its own flags, through the events below (claim decided, handed, read, called,
+ * begun, skipped, settled, closed, answered); every other module reads them. A record's `fate`
+ * is a value replaced at each step, so a reader never sees half of one.
  */
 export class Batch {
-  /** The claimed records, in the order the handler is given them. */
-  run: RecordState[] = []
-  /** Something inside ours (the handler, a middleware) has read the handed event's records. */
-  recordsRead = false
-  /** `perRecord` was called with this batch (whether it scheduled it or, given other records, ran them plainly). */
-  handlerCalled = false
-  /** The event the handler is given (see `handOver`). */
-  handed?: object
-  /** Told when `perRecord` takes the batch over: the middleware learns its handler (handler-kind.ts). */
-  whenStarted?: () => void
-  /** When the claims were decided (epoch ms): the records that did not run took this long from `lease.nowMs`. */
-  decidedMs?: number
-  private stage: BatchStage = 'open'
+  /** Its records, in delivery order. */
+  readonly records: readonly RecordState[]
+  readonly #slots = new Map<RecordState, Slot>()
+  #run: readonly ClaimedRecord[] = []
+  #recordsRead = false
+  #handlerCalled = false
+  #handed?: object
+  #decidedMs?: number
+  #stage: BatchStage = 'open'
+  #startedBy?: 'perRecord'
   /**
    * Aborts when this batch's own deadline comes: the `signal` each record is given. Never Middy's
-   * signal itself, which Middy 5 and 6 share between every invocation of the process (see `watch`).
+   * signal itself, which Middy 5 and 6 share between every invocation of the process (watch.ts).
    */
-  private readonly deadline = new AbortController()
+  readonly #deadline = new AbortController()
   /** Copies waiting, in their group's order, for their original in another group to end. */
   readonly followers = new Followers()
-  private startedBy?: 'perRecord'
   /** The batch's settlements in flight, within the store's bound whoever starts them. */
-  private readonly storeRequests: Bound
+  readonly #storeRequests: Bound
 
   constructor (
     readonly source: BatchSource,
@@ -67,26 +55,58 @@ export class Batch {
     readonly limits: BatchLimits,
     /** The event as Lambda delivered it, restored for outer middlewares. */
     readonly event: object,
-    readonly records: RecordState[],
+    prepared: readonly PreparedRecord[],
     readonly lease: Lease,
-    readonly context: unknown
+    readonly context: unknown,
+    /** Told when `perRecord` takes the batch over: the middleware learns its handler (handler-kind.ts). */
+    private readonly whenStarted?: () => void
   ) {
-    this.storeRequests = new Bound(limits.concurrency)
+    this.#storeRequests = new Bound(limits.concurrency)
+    // Copies of the prepared records: no one else holds a record it could write.
+    const slots = prepared.map((state): Slot => ({ ...state }))
+    for (const slot of slots) this.#slots.set(slot, slot)
+    this.records = slots
   }
 
+  /** The claimed records, in the order the handler is given them. */
+  get run (): readonly ClaimedRecord[] { return this.#run }
+  /** Something inside ours (the handler, a middleware) has read the handed event's records. */
+  get recordsRead (): boolean { return this.#recordsRead }
+  /** `perRecord` was called with this batch (whether it scheduled it or, given other records, ran them plainly). */
+  get handlerCalled (): boolean { return this.#handlerCalled }
+  /** The event the handler is given (handover.ts). */
+  get handed (): object | undefined { return this.#handed }
+  /** When the claims were decided (epoch ms): the records that did not run took this long from `lease.nowMs`. */
+  get decidedMs (): number | undefined { return this.#decidedMs }
   /** `perRecord` schedules this batch: a record it has not started has not run. */
-  get scheduled (): boolean { return this.startedBy !== undefined }
+  get scheduled (): boolean { return this.#startedBy !== undefined }
   /** No record starts any more. */
-  get closed (): boolean { return this.stage !== 'open' }
-  get timedOut (): boolean { return this.stage === 'timed-out' }
-  get answered (): boolean { return this.stage === 'answered' }
+  get closed (): boolean { return this.#stage !== 'open' }
+  get timedOut (): boolean { return this.#stage === 'timed-out' }
+  get answered (): boolean { return this.#stage === 'answered' }
+  /** What a record's work is given as `signal`: aborted when this batch's own deadline comes, never another invocation's. */
+  get signal (): AbortSignal { return this.#deadline.signal }
 
-  /** The claimed records are handed to the handler. */
-  hand (run: RecordState[]): void {
-    this.decidedMs = this.config.now()
-    this.run = run
-    for (const state of run) state.phase = 'handed'
+  /** The claim of a keyed record is decided (claim-batch.ts): it runs, it does not, or it is a copy of `of`. */
+  claimDecided (state: RecordState, decision: ClaimDecision | { kind: 'copy', of: RecordState }): void {
+    const unit = unitOf(state)
+    if (unit === undefined) throw new IdempotencyError(`${state.id} has no key: it cannot be claimed`)
+    this.#become(state, decision.kind === 'run'
+      ? { kind: 'claimed', unit, hold: decision, phase: 'pending' }
+      : decision.kind === 'copy' ? { kind: 'copy', unit, of: decision.of } : { kind: 'decided', unit, decision })
   }
+
+  /** The claimed records are handed to the handler, as `handed` (handover.ts). */
+  hand (): void {
+    this.#decidedMs = this.config.now()
+    for (const state of this.records) if (state.fate.kind === 'claimed') this.#become(state, { ...state.fate, phase: 'handed' })
+    this.#run = this.records.filter(isClaimed)
+  }
+
+  /** The event the handler is given, whose records it reads through `recordsWereRead`. */
+  handedAs (event: object): void { this.#handed = event }
+  recordsWereRead (): void { this.#recordsRead = true }
+  handlerWasCalled (): void { this.#handlerCalled = true }
 
   /**
    * `perRecord` takes the batch over, listening to Middy's signal for the timeout; it calls the
@@ -94,27 +114,23 @@ export class Batch {
    */
   start (signal: AbortSignal): () => void {
     if (this.scheduled) throw new IdempotencyConfigError('perRecord was called twice on one batch: its records would run twice')
-    this.startedBy = 'perRecord'
+    this.#startedBy = 'perRecord'
     this.whenStarted?.()
-    return this.watch(signal)
+    return watchAbort(signal, this.context, this.limits.timeoutMarginMs, (reason) => { this.close(true, reason) })
   }
 
-  /** What a record's work is given as `signal`: aborted when this batch's own deadline comes, never another invocation's. */
-  get signal (): AbortSignal { return this.deadline.signal }
-
   /** A record's work starts. */
-  begin (state: RecordState): void {
-    state.phase = 'running'
-    state.startedMs = this.config.now()
+  begin (state: ClaimedRecord): void {
+    this.#become(state, { ...state.fate, phase: 'running', startedMs: this.config.now() })
   }
 
   /** No record starts any more. `timedOut`: because the deadline came. */
   close (timedOut: boolean, reason?: unknown): void {
-    if (this.stage === 'answered') return
+    if (this.#stage === 'answered') return
     if (timedOut) {
-      this.stage = 'timed-out'
-      if (!this.deadline.signal.aborted) this.deadline.abort(reason)
-    } else if (this.stage === 'open') this.stage = 'closed'
+      this.#stage = 'timed-out'
+      if (!this.#deadline.signal.aborted) this.#deadline.abort(reason)
+    } else if (this.#stage === 'open') this.#stage = 'closed'
   }
 
   /**
@@ -123,14 +139,15 @@ export class Batch {
    */
   async skip (state: RecordState, why: 'held-back' | 'closed'): Promise<PromiseRejectedResult> {
     const error = new IdempotencyHeldBackError(why === 'closed' ? 'the invocation timed out before it started' : 'an earlier record of its ordering group failed',
-      { key: state.unit?.key, ...(state.group === undefined ? {} : { group: state.group }) })
-    if (state.outcome?.kind === 'copy') {
+      { key: unitOf(state)?.key, ...(state.group === undefined ? {} : { group: state.group }) })
+    const fate = state.fate
+    if (fate.kind === 'copy') {
       // A copy following its original (see follow.ts) that its group never reached: it did not take its original's result.
-      state.outcome = { kind: 'rejected', error }
+      this.#become(state, { kind: 'decided', unit: fate.unit, decision: { kind: 'rejected', error } })
       return rejected(error)
     }
     if (why === 'closed') {
-      if (state.phase === 'handed') state.phase = 'not-started'
+      if (isClaimed(state) && state.fate.phase === 'handed') this.notStarted(state)
       this.followers.ended(state)
     } else {
       await this.settle(state, rejected(error))
@@ -144,81 +161,62 @@ export class Batch {
    * `writing` is told when this one's turn has come (at once while the store has room).
    */
   async settle (state: RecordState, result: PromiseSettledResult<unknown>, writes: readonly unknown[] = [], writing?: () => void): Promise<void> {
-    await this.settleThrough(state, result, writes, async (write) => await this.storeRequests.run(write, writing))
+    await this.#settleThrough(state, result, writes, async (write) => await this.#storeRequests.run(write, writing))
   }
 
   /**
-   * Settles a record the batch closes on (a timeout, an error) at once, not in line behind the
-   * completions of records whose work has ended: the answer must reach Lambda before its deadline.
+   * Settles a record the batch closes on (a timeout, an error: close.ts) at once, not in line behind
+   * the completions of records whose work has ended: the answer must reach Lambda before its deadline.
    */
-  private async settleOnClose (state: RecordState, result: PromiseRejectedResult): Promise<void> {
-    await this.settleThrough(state, result, [], async (write) => await write())
+  async settleAtOnce (state: RecordState, result: PromiseRejectedResult): Promise<void> {
+    await this.#settleThrough(state, result, [], async (write) => await write())
   }
 
-  private async settleThrough (state: RecordState, result: PromiseSettledResult<unknown>, writes: readonly unknown[], send: (write: () => Promise<Settlement>) => Promise<Settlement>): Promise<void> {
-    if (state.phase === 'settling' || state.phase === 'settled' || state.outcome?.kind !== 'run') return
-    const hold = state.outcome
-    state.phase = 'settling'
+  async #settleThrough (state: RecordState, result: PromiseSettledResult<unknown>, writes: readonly unknown[], send: (write: () => Promise<Settlement>) => Promise<Settlement>): Promise<void> {
+    const fate = state.fate
+    if (fate.kind !== 'claimed' || fate.phase === 'settling' || fate.phase === 'settled') return
+    this.#become(state, { ...fate, phase: 'settling' })
     // Failed after Middy's timeout, or so close to the deadline that it most likely is one:
     // judged when the work ended, not when the store had room for its write.
     const timedOut = this.timedOut || deadlineWithin(this.context, this.limits.timeoutMarginMs)
-    const settlement = await send(async () => await settleUnit(this.config, state.unit as Unit, hold, result, { writes, timedOut }))
-    state.result = settlement.result
-    state.settledAs = settlement.kind
-    if (settlement.onFailure !== undefined) state.onFailure = settlement.onFailure
-    // A hand-written handler's records started when it was handed them.
-    state.durationMs = this.config.now() - (state.startedMs ?? this.decidedMs ?? this.lease.nowMs)
-    state.phase = 'settled'
+    const settlement = await send(async () => await settleUnit(this.config, fate.unit, fate.hold, result, { writes, timedOut }))
+    this.#become(state, {
+      ...fate,
+      phase: 'settled',
+      result: settlement.result,
+      settledAs: settlement.kind,
+      ...(settlement.onFailure === undefined ? {} : { onFailure: settlement.onFailure }),
+      // A hand-written handler's records started when it was handed them.
+      durationMs: this.config.now() - (fate.startedMs ?? this.#decidedMs ?? this.lease.nowMs)
+    })
     this.followers.ended(state)
   }
 
   /** Records the handler was given and nobody has settled yet. */
-  unsettled (): RecordState[] {
-    return this.run.filter((s) => s.phase !== 'settled' && s.phase !== 'settling')
+  unsettled (): ClaimedRecord[] {
+    return this.#run.filter((s) => s.fate.phase !== 'settled' && s.fate.phase !== 'settling')
   }
 
   /** Settles each unsettled record with `settle`, within the store's bound. */
-  async settleEach (settle: (state: RecordState) => Promise<void>): Promise<void> {
+  async settleEach (settle: (state: ClaimedRecord) => Promise<void>): Promise<void> {
     await forEachBounded(this.unsettled(), this.limits.concurrency, settle)
   }
 
-  /**
-   * The deadline came (docs/architecture.md: the batch flow, timeouts): records still running
-   * keep their leases (they lapse with this invocation); records `perRecord` had not started are
-   * released, never run twice.
-   */
-  async closeOnTimeout (): Promise<void> {
-    this.close(true)
-    // Each record still running is logged once, with its outcome (timed out, lease kept).
-    if (!this.scheduled) return
-    await this.settleEach(async (state) => {
-      if (state.phase === 'handed' || state.phase === 'not-started') {
-        state.phase = 'not-started'
-        await this.settleOnClose(state, rejected(new IdempotencyHeldBackError('the invocation timed out before it started')))
-      }
-    })
+  /** A claimed record the batch closed on before `perRecord` started it. */
+  notStarted (state: ClaimedRecord): void {
+    this.#become(state, { ...state.fate, phase: 'not-started' })
   }
 
-  /**
-   * The handler or a middleware inside ours failed with `error`, before the deadline. Nothing
-   * can have run a record that nobody read (a middleware failed in `before`), nor, with
-   * `perRecord`, one it did not start: those are released whatever `onFailure` says.
-   * `perRecordHandler`: this middleware's handler is known to be `perRecord` (see handler-kind.ts).
-   */
-  async closeOnError (error: unknown, perRecordHandler: boolean): Promise<void> {
-    this.close(false)
-    const handlerMayHaveRun = this.scheduled || this.handlerCalled || (this.recordsRead && !perRecordHandler)
-    await this.settleEach(async (state) => {
-      // A record perRecord is still running settles itself when its work ends.
-      if (state.phase === 'running') return
-      const started = handlerMayHaveRun && (!this.scheduled || (state.phase !== 'handed' && state.phase !== 'not-started'))
-      await this.settleOnClose(state, rejected(started ? error : new IdempotencyHeldBackError('the invocation failed before the handler started it (a middleware inside idempotency, or the handler before reading it)')))
-    })
+  /** A claimed record kept FAILED, whatever `onFailure` says, because the handler's answer cannot be read (close.ts). */
+  async keptFailed (state: ClaimedRecord, error: unknown): Promise<void> {
+    const fate = state.fate
+    await keepFailed(this.config, fate.unit, fate.hold, error)
+    this.#become(state, { ...fate, phase: 'settled', result: rejected(error), settledAs: 'failed', onFailure: 'fail' })
   }
 
   /** Whether `perRecord` answered before every record it was given had settled (a returning `timeoutEarlyResponse`). */
   unfinished (): boolean {
-    return this.scheduled && this.run.some((s) => s.phase !== 'settled')
+    return this.scheduled && this.#run.some((s) => s.fate.phase !== 'settled')
   }
 
   /** The batch's answer, index-aligned with the delivered records; once answered, nothing changes. */
@@ -230,29 +228,15 @@ export class Batch {
 
   /** Ends the batch without an answer of ours (the error goes on to Lambda). */
   finish ({ report = true } = {}): void {
-    if (this.stage === 'answered') return
-    this.stage = 'answered'
+    if (this.#stage === 'answered') return
+    this.#stage = 'answered'
     if (report) reportBatch(this)
   }
 
-  /**
-   * Middy aborts its signal when the early timeout fires, before the middleware's hooks run.
-   * Middy 5 and 6 share one signal between every invocation of a process (Lambda Managed
-   * Instances run several at once), and the one that timed out may be any of them, listening or
-   * not (its handler had not reached `perRecord` yet). So only a batch whose own deadline is near
-   * takes the abort as its own at once; any other is closed by its own invocation's hooks
-   * (`closeOnTimeout`), a few microtasks later, when the timeout was its own.
-   */
-  private watch (signal: AbortSignal): () => void {
-    const onAbort = (): void => {
-      // Without a Lambda context (a local run) there is no deadline to judge by, nor another invocation.
-      if (remainingMs(this.context) === undefined || deadlineWithin(this.context, this.limits.timeoutMarginMs)) this.close(true, signal.reason)
-    }
-    if (signal.aborted) onAbort()
-    else signal.addEventListener('abort', onAbort, { once: true })
-    return () => { signal.removeEventListener('abort', onAbort) }
+  /** The one write of a record: its next fate. */
+  #become (state: RecordState, fate: Fate): void {
+    const slot = this.#slots.get(state)
+    if (slot === undefined) throw new IdempotencyError(`${state.id} is not a record of this batch`)
+    slot.fate = fate
   }
 }
-
-/** The hold on a claimed record (its lease token), for paths that write it directly. */
-export const holdOf = (state: RecordState): Hold => state.outcome as Hold

@@ -9,10 +9,11 @@ import { withinDeadline } from '../unit/deadline.js'
 import { prepareUnit, type Selection } from '../keys/prepare.js'
 import type { IdempotencyRecord } from '../stores/store.js'
 import type { BatchSource } from '../sources/source.js'
-import type { RecordState } from './record-state.js'
+import type { Batch } from './batch.js'
+import { preparedRecord, refused, type PreparedRecord, type RecordState } from './record-state.js'
 
 /** Identity, ordering group, key and payload hash of every record, taken before the handler can mutate them. */
-export const prepareRecords = (source: BatchSource, selection: Selection, records: readonly unknown[], context: unknown, event?: unknown): RecordState[] => {
+export const prepareRecords = (source: BatchSource, selection: Selection, records: readonly unknown[], context: unknown, event?: unknown): PreparedRecord[] => {
   const groupOf = source.orderingGroups(records)
   // The default key of a source whose records do not say everything of their place (a Kafka
   // record names its topic, partition and offset, not its cluster) takes the rest from the event.
@@ -24,13 +25,12 @@ export const prepareRecords = (source: BatchSource, selection: Selection, record
     if (id === undefined) {
       throw new IdempotencyConfigError(`idempotency: every ${source.eventSource} record needs ${source.identityName} (it is how a failure is reported)`)
     }
-    const state: RecordState = { record, id, ...(groupOf === undefined ? {} : { group: groupOf(record) }) }
+    const group = groupOf?.(record)
     try {
-      state.unit = prepareUnit(selection, record, context, source.attempt(record), source.label as (record: unknown) => string)
+      return preparedRecord(record, id, group, { unit: prepareUnit(selection, record, context, source.attempt(record), source.label as (record: unknown) => string) })
     } catch (error) {
-      state.outcome = { kind: 'rejected', error: error as IdempotencyKeyError }
+      return preparedRecord(record, id, group, { error: error as IdempotencyKeyError })
     }
-    return state
   })
 }
 
@@ -42,8 +42,8 @@ export const prepareRecords = (source: BatchSource, selection: Selection, record
 export const defaultKeyOf = (source: BatchSource, event: unknown, record: unknown, context: unknown): string => {
   const selection: Selection = { namespace: defaultNamespace(), key: compileSelector(source.defaults.key, 'key', source.encoded ?? []), keyName: 'the default key', defaultKey: true }
   const [state] = prepareRecords(source, selection, [record], context, event)
-  if (state?.unit !== undefined) return state.unit.key
-  throw state?.outcome?.kind === 'rejected' ? state.outcome.error : new IdempotencyConfigError(`idempotency: ${source.label(record)} has no key`)
+  if (state?.fate.kind === 'keyed') return state.fate.unit.key
+  throw state?.fate.kind === 'unkeyed' ? state.fate.error : new IdempotencyConfigError(`idempotency: ${source.label(record)} has no key`)
 }
 
 /**
@@ -54,31 +54,33 @@ export const defaultKeyOf = (source: BatchSource, event: unknown, record: unknow
  * settlement (and its group behind it); any other handler cannot be made to wait, so the rest
  * of such a copy's group is held back instead.
  */
-export const claimBatch = async (config: LifecycleConfig, source: BatchSource, concurrency: number, states: RecordState[], lease: Lease, copiesWait = false): Promise<void> => {
+export const claimBatch = async (config: LifecycleConfig, source: BatchSource, concurrency: number, batch: Batch, lease: Lease, copiesWait = false): Promise<void> => {
+  const states = batch.records
   const ordered = states.some((s) => s.group !== undefined)
-  const primaries: RecordState[] = []
-  const bySlot = new Map<string, RecordState>()
+  const primaries: Primary[] = []
+  const bySlot = new Map<string, Primary>()
   for (const state of states) {
-    if (state.unit === undefined) continue
+    if (state.fate.kind !== 'keyed') continue
+    const { unit } = state.fate
     // The original is the key's first record in batch order, whatever its group: a copy in
     // another group is not claimed (its claim would only meet the original's, in this very
     // invocation, and be refused as in progress elsewhere).
-    const primary = bySlot.get(state.unit.key)
+    const primary = bySlot.get(unit.key)
     if (primary === undefined) {
-      bySlot.set(state.unit.key, state)
-      primaries.push(state)
-    } else if (primary.unit?.payloadHash !== state.unit.payloadHash) {
-      state.outcome = { kind: 'rejected', error: new IdempotencyPayloadMismatchError(state.unit.key) }
+      const original = { state, unit }
+      bySlot.set(unit.key, original)
+      primaries.push(original)
+    } else if (primary.unit.payloadHash !== unit.payloadHash) {
+      batch.claimDecided(state, { kind: 'rejected', error: new IdempotencyPayloadMismatchError(unit.key) })
     } else {
-      state.outcome = { kind: 'copy', of: primary }
+      batch.claimDecided(state, { kind: 'copy', of: primary.state })
     }
   }
-  const isProbableDuplicate = (s: RecordState): boolean => (source.alwaysRead === true || (s.unit as Unit).attempt > 1) && config.cache?.get((s.unit as Unit).key, lease.nowMs) === undefined
+  const isProbableDuplicate = ({ unit }: Primary): boolean => (source.alwaysRead === true || unit.attempt > 1) && config.cache?.get(unit.key, lease.nowMs) === undefined
   const probable = primaries.filter(isProbableDuplicate)
   let standing = new Map<string, IdempotencyRecord>()
-  const claimOne = async (state: RecordState): Promise<void> => {
-    const unit = state.unit as Unit
-    state.outcome = config.transactOnly === true ? admit(config, unit, lease, standing.get(unit.key)) : await claim(config, unit, lease, standing.get(unit.key))
+  const claimOne = async ({ state, unit }: Primary): Promise<void> => {
+    batch.claimDecided(state, config.transactOnly === true ? admit(config, unit, lease, standing.get(unit.key)) : await claim(config, unit, lease, standing.get(unit.key)))
   }
 
   if (!ordered) {
@@ -98,8 +100,11 @@ export const claimBatch = async (config: LifecycleConfig, source: BatchSource, c
     return
   }
   standing = await readProbableDuplicates(config, probable, concurrency)
-  await claimInOrder(source, concurrency, states, claimOne, copiesWait)
+  await claimInOrder(source, concurrency, batch, claimOne, copiesWait)
 }
+
+/** A record claimed for its key (its key's first in the batch), and that key. */
+interface Primary { state: RecordState, unit: Unit }
 
 /**
  * Ordered (docs/architecture.md: the batch flow, claim): a group is claimed in order and stops at
@@ -112,12 +117,13 @@ export const claimBatch = async (config: LifecycleConfig, source: BatchSource, c
  * position of the batch, and the first record waits for nothing. A waiting copy holds none of the
  * `concurrency` places (they bound the claims, the store's requests, not the groups).
  */
-const claimInOrder = async (source: BatchSource, concurrency: number, states: RecordState[], claimOne: (state: RecordState) => Promise<void>, copiesWait: boolean): Promise<void> => {
+const claimInOrder = async (source: BatchSource, concurrency: number, batch: Batch, claimOne: (primary: Primary) => Promise<void>, copiesWait: boolean): Promise<void> => {
+  const states = batch.records
   const requests = new Bound(concurrency)
   const decisions = new Map<RecordState, { promise: Promise<void>, resolve: () => void }>()
   for (const state of states) {
-    if (state.outcome?.kind !== 'copy') continue
-    const of = state.outcome.of
+    if (state.fate.kind !== 'copy') continue
+    const of = state.fate.of
     if (!decisions.has(of)) {
       let resolve!: () => void
       const promise = new Promise<void>((done) => { resolve = done })
@@ -128,20 +134,24 @@ const claimInOrder = async (source: BatchSource, concurrency: number, states: Re
     let blocker: { state: RecordState, why: string } | undefined
     for (const state of members) {
       if (blocker !== undefined) {
-        if (state.outcome === undefined || state.outcome.kind === 'copy') {
-          state.outcome = { kind: 'rejected', error: new IdempotencyHeldBackError(`an earlier record of ${source.groupName} ${group} (${blocker.state.id}) ${blocker.why}`, { key: state.unit?.key, group }) }
+        if (state.fate.kind === 'keyed' || state.fate.kind === 'copy') {
+          batch.claimDecided(state, { kind: 'rejected', error: new IdempotencyHeldBackError(`an earlier record of ${source.groupName} ${group} (${blocker.state.id}) ${blocker.why}`, { key: state.fate.unit.key, group }) })
         }
         decisions.get(state)?.resolve()
         continue
       }
-      if (state.outcome === undefined) await requests.run(async () => { await claimOne(state) })
+      if (state.fate.kind === 'keyed') {
+        const primary = { state, unit: state.fate.unit }
+        await requests.run(async () => { await claimOne(primary) })
+      }
       decisions.get(state)?.resolve()
-      if (state.outcome?.kind === 'rejected') blocker = { state, why: 'could not run' }
-      else if (state.outcome?.kind === 'copy' && state.outcome.of.group !== group) {
-        const original = state.outcome.of
+      const fate = state.fate
+      if (refused(state)) blocker = { state, why: 'could not run' }
+      else if (fate.kind === 'copy' && fate.of.group !== group) {
+        const original = fate.of
         await decisions.get(original)?.promise
-        if (original.outcome?.kind === 'rejected') blocker = { state, why: 'could not run' }
-        else if (original.outcome?.kind === 'run' && !copiesWait) blocker = { state, why: `waits for its original in another ${source.groupName}, which this handler cannot be made to wait for (use perRecord)` }
+        if (refused(original)) blocker = { state, why: 'could not run' }
+        else if (original.fate.kind === 'claimed' && !copiesWait) blocker = { state, why: `waits for its original in another ${source.groupName}, which this handler cannot be made to wait for (use perRecord)` }
       }
     }
   }))
@@ -163,13 +173,13 @@ export const groupsOf = <T extends { group?: string }>(states: readonly T[]): Ma
  * (on DynamoDB, one consistent read of up to 100 keys, at a fifth of a write unit's price).
  * Read in slices of as many keys as the store's `read` takes, within `slots` requests in flight.
  */
-const readProbableDuplicates = async (config: LifecycleConfig, probable: RecordState[], slots: number): Promise<Map<string, IdempotencyRecord>> => {
+const readProbableDuplicates = async (config: LifecycleConfig, probable: Primary[], slots: number): Promise<Map<string, IdempotencyRecord>> => {
   const found = new Map<string, IdempotencyRecord>()
   const read = config.store.read?.bind(config.store)
   if (read === undefined || probable.length === 0) return found
   const slice = config.store.limits?.maxReadKeys ?? probable.length
   const slices: string[][] = []
-  for (let i = 0; i < probable.length; i += slice) slices.push(probable.slice(i, i + slice).map((s) => (s.unit as Unit).key))
+  for (let i = 0; i < probable.length; i += slice) slices.push(probable.slice(i, i + slice).map(({ unit }) => unit.key))
   await forEachBounded(slices, slots, async (keys) => {
     try {
       // Given up at the deadline, a read changes nothing: the claims that follow decide.

@@ -13,13 +13,14 @@ export class Followers {
   /** Whether `state` is such a copy. */
   static follows (state: RecordState): boolean {
     const original = primaryOf(state)
-    return state.group !== undefined && state.outcome?.kind === 'copy' && original.outcome?.kind === 'run' && original.group !== state.group
+    return state.group !== undefined && state.fate.kind === 'copy' && original.fate.kind === 'claimed' && original.group !== state.group
   }
 
   /** Waits for the copy's original to end (settled, or never started); true when it succeeded. */
   async follow (copy: RecordState): Promise<boolean> {
     const original = primaryOf(copy)
-    if (original.phase !== 'settled' && original.phase !== 'not-started') {
+    const { fate } = original
+    if (fate.kind === 'claimed' && fate.phase !== 'settled' && fate.phase !== 'not-started') {
       await new Promise<void>((resolve) => {
         const waiting = this.#waiting.get(original) ?? []
         waiting.push(resolve)

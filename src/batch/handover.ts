@@ -20,12 +20,12 @@ export const handOver = (event: object, batch: Batch): object => {
   let records = shapeOf(batch.source, batch.run.map((s) => s.record))
   const handed = { ...event }
   Object.defineProperty(handed, fieldOf(batch.source), {
-    get: () => { batch.recordsRead = true; return records },
-    set: (value: unknown) => { batch.recordsRead = true; records = value },
+    get: () => { batch.recordsWereRead(); return records },
+    set: (value: unknown) => { batch.recordsWereRead(); records = value },
     enumerable: true,
     configurable: true
   })
-  batch.handed = handed
+  batch.handedAs(handed)
   const { context } = batch
   if (typeof context === 'object' && context !== null) {
     const owner = context as WithBatches

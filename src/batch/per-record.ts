@@ -2,7 +2,7 @@ import type { Context } from 'aws-lambda'
 import { IdempotencyConfigError, IdempotencyHeldBackError } from '../errors.js'
 import { readableByLambda } from './answer.js'
 import type { Batch } from './batch.js'
-import type { RecordState } from './record-state.js'
+import { isClaimed, settledOf, type ClaimedRecord, type RecordState } from './record-state.js'
 import { Followers } from './follow.js'
 import { defaultKeyOf } from './claim-batch.js'
 import { batchFor } from './handover.js'
@@ -66,7 +66,7 @@ export function perRecord<TRecord, TResult> (
     const records = source === undefined ? recordsOf(event) : listOf(source, event)
     if (records === undefined) throw new IdempotencyConfigError('perRecord: the event has no records (a Records array, or Kafka\'s records): is this a batch event source?')
     const signal = middyOptions?.signal ?? new AbortController().signal
-    if (batch !== undefined) batch.handlerCalled = true
+    batch?.handlerWasCalled()
     if (batch !== undefined && batch.run.length === records.length) {
       return await runBatch(batch, records as TRecord[], fn, { context, signal, concurrency: concurrency ?? batch.limits.recordConcurrency }) as Array<PromiseSettledResult<TResult>>
     }
@@ -82,6 +82,9 @@ const noKey = (): never => { throw new IdempotencyConfigError('perRecord: key ne
 
 interface Run { context: Context, signal: AbortSignal, concurrency: number }
 
+/** What `perRecord` schedules of a batch: a claimed record it runs, at its index among those handed, or a copy that follows its original (follow.ts). */
+type Item<TRecord> = ({ state: ClaimedRecord, index: number, record: TRecord } | { state: RecordState, index?: undefined, record?: undefined }) & { group?: string }
+
 /** With `idempotency` in the stack: each record is settled in the store as soon as its work ends. */
 const runBatch = async <TRecord>(batch: Batch, records: TRecord[], fn: (record: TRecord, tools: RecordTools) => unknown, run: Run): Promise<Array<PromiseSettledResult<unknown>>> => {
   const stop = batch.start(run.signal)
@@ -90,11 +93,11 @@ const runBatch = async <TRecord>(batch: Batch, records: TRecord[], fn: (record: 
   const results: Array<PromiseSettledResult<unknown>> = new Array(records.length)
   // The records to run, and, in their group's order, the copies of a record of another group
   // that runs here: a copy waits for its original, and its group behind it (follow.ts).
-  const handedAt = new Map(batch.run.map((state, index) => [state, index]))
-  const items = batch.records.flatMap((state): Array<{ state: RecordState, index?: number, record?: TRecord, group?: string }> => {
+  const handedAt = new Map<RecordState, number>(batch.run.map((state, index) => [state, index]))
+  const items = batch.records.flatMap((state): Array<Item<TRecord>> => {
     const index = handedAt.get(state)
     const group = state.group === undefined ? {} : { group: state.group }
-    if (index !== undefined) return [{ state, index, record: records[index] as TRecord, ...group }]
+    if (index !== undefined && isClaimed(state)) return [{ state, index, record: records[index] as TRecord, ...group }]
     return Followers.follows(state) ? [{ state, ...group }] : []
   })
   try {
@@ -104,24 +107,25 @@ const runBatch = async <TRecord>(batch: Batch, records: TRecord[], fn: (record: 
         const result = await batch.skip(state, why)
         if (index !== undefined) results[index] = result
       },
-      run: async ({ state, index, record }, free) => {
-        if (index === undefined) {
+      run: async (item, free) => {
+        if (item.index === undefined) {
           // A copy does no work: it holds no place while it waits.
           free()
-          return await batch.followers.follow(state)
+          return await batch.followers.follow(item.state)
         }
+        const { state, index, record } = item
         batch.begin(state)
         const writes: unknown[] = []
-        const key = state.unit?.key
-        const outcome = await attempt(fn, record as TRecord, toolsOf(run, queueTransact(batch.config, key, writes, () => state.phase === 'running'), () => key ?? noKey()))
+        const { key } = state.fate.unit
+        const outcome = await attempt(fn, record, toolsOf(run, queueTransact(batch.config, key, writes, () => state.fate.phase === 'running'), () => key))
         // The work is over: its slot goes to the next record once this one's write has its turn
         // at the store (at once while the store has room, so that the writes of records that end
         // together share round trips; never before, so finished work never piles up unwritten).
         // Unless the write is a commit (its transact writes, or the claim of 'transact-only'):
         // that is the work's effect, and keeps the slot until it is done.
-        const commits = outcome.status === 'fulfilled' && (writes.length > 0 || (state.outcome?.kind === 'run' && state.outcome.unclaimed === true))
+        const commits = outcome.status === 'fulfilled' && (writes.length > 0 || state.fate.hold.unclaimed === true)
         await batch.settle(state, outcome, outcome.status === 'fulfilled' ? writes : [], commits ? undefined : free)
-        const result = state.result ?? outcome
+        const result = settledOf(state)?.result ?? outcome
         results[index] = result
         return result.status === 'fulfilled'
       }

@@ -1,36 +1,89 @@
+import type { IdempotencyError } from '../errors.js'
 import type { Unit } from '../unit/config.js'
+import type { Hold } from '../unit/fenced-writes.js'
 import type { ClaimDecision } from '../unit/outcome.js'
 import type { FailureDecision, OutcomeKind } from '../types.js'
 
 /**
- * Where one record stands. `handed`: given to the handler, which may have run it (a
- * hand-written handler tells us only at the end). `running`: `perRecord` started it;
- * `settling`: its outcome is being written; `settled`: written. `not-started`: the batch closed before `perRecord` reached it.
+ * Where a claimed record stands. `pending`: not handed yet. `handed`: given to the handler, which
+ * may have run it (a hand-written handler tells us only at the end). `running`: `perRecord`
+ * started it; `settling`: its outcome is being written; `settled`: written. `not-started`: the
+ * batch closed before `perRecord` reached it.
  */
-export type RecordPhase = 'handed' | 'running' | 'settling' | 'settled' | 'not-started'
+export type RecordPhase = 'pending' | 'handed' | 'running' | 'settling' | 'settled' | 'not-started'
 
-/** One record of the batch and what became of it. */
-export interface RecordState {
-  record: unknown
-  /** The record's `itemIdentifier` (an SQS messageId, a stream sequence number). */
-  id: string
-  /** Its ordering group, when the source keeps order. */
-  group?: string
-  /** Undefined when no key could be taken (the outcome then says why). */
-  unit?: Unit
-  /** `copy`: the same key earlier in this batch; it shares that record's result (docs/architecture.md: the batch flow, claim). */
-  outcome?: ClaimDecision | { kind: 'copy', of: RecordState }
-  phase?: RecordPhase
-  /** For a record that ran: what it reports once settled, and what became of it. */
-  result?: PromiseSettledResult<unknown>
-  settledAs?: OutcomeKind
-  /** For a record that failed: what `onFailure` did with it. */
-  onFailure?: FailureDecision
-  /** When its work started (epoch ms), and how long it took until it was settled. */
-  startedMs?: number
-  durationMs?: number
+/**
+ * What became of a record's claim (docs/architecture.md: the batch flow, claim): one of
+ * - `unkeyed`: no key could be taken; `error` says why;
+ * - `keyed`: its key is taken and its claim not decided yet;
+ * - `claimed`: it runs, holding `hold`, and goes through its phases (`Settled` once written);
+ * - `decided`: decided without running (a stored result replayed, or refused: in progress
+ *   elsewhere, FAILED before, payload mismatch, held back, store fault);
+ * - `copy`: the same key earlier in this batch; it shares that record's result.
+ * Each is a value: its `Batch` replaces it as the record moves on, never edits it.
+ */
+export type Fate = Unkeyed | Keyed | Claimed | Settled | Decided | Copy
+
+export interface Unkeyed { readonly kind: 'unkeyed', readonly error: IdempotencyError }
+export interface Keyed { readonly kind: 'keyed', readonly unit: Unit }
+export interface Decided { readonly kind: 'decided', readonly unit: Unit, readonly decision: Exclude<ClaimDecision, { kind: 'run' }> }
+export interface Copy { readonly kind: 'copy', readonly unit: Unit, readonly of: RecordState }
+
+/** A claimed record before its outcome is written. `startedMs`: when its work started (epoch ms). */
+export interface Claimed {
+  readonly kind: 'claimed'
+  readonly unit: Unit
+  readonly hold: Hold
+  readonly phase: Exclude<RecordPhase, 'settled'>
+  readonly startedMs?: number
 }
 
-/** The record a `run` or `copy` outcome finally stands for. */
+/** A claimed record whose outcome is written: what it reports, what it became, and (for a failure) what `onFailure` did. */
+export interface Settled extends Omit<Claimed, 'phase'> {
+  readonly phase: 'settled'
+  readonly result: PromiseSettledResult<unknown>
+  readonly settledAs: OutcomeKind
+  readonly onFailure?: FailureDecision
+  /** How long it took until it was settled, when its start is known. */
+  readonly durationMs?: number
+}
+
+/**
+ * One record of the batch and what became of it. Read-only here: the `Batch` it belongs to
+ * alone moves its `fate` on (batch.ts), so where a record is claimed, settled and answered is
+ * found in one place.
+ */
+export interface RecordState {
+  readonly record: unknown
+  /** The record's `itemIdentifier` (an SQS messageId, a stream sequence number). */
+  readonly id: string
+  /** Its ordering group, when the source keeps order. */
+  readonly group?: string
+  readonly fate: Fate
+}
+
+/** A record that was claimed: it stays claimed, only its phase moves on. */
+export interface ClaimedRecord extends RecordState { readonly fate: Claimed | Settled }
+
+/** A record as prepared, before its batch claims it: keyed, or not. */
+export interface PreparedRecord extends RecordState { readonly fate: Unkeyed | Keyed }
+
+/** A prepared record: keyed when `unit` could be taken, else unkeyed by `error`. */
+export const preparedRecord = (record: unknown, id: string, group: string | undefined, taken: { unit: Unit } | { error: IdempotencyError }): PreparedRecord =>
+  ({ record, id, ...(group === undefined ? {} : { group }), fate: 'unit' in taken ? { kind: 'keyed', unit: taken.unit } : { kind: 'unkeyed', error: taken.error } })
+
+export const isClaimed = (state: RecordState): state is ClaimedRecord => state.fate.kind === 'claimed'
+
+/** It cannot run: no key could be taken, or its claim was refused. */
+export const refused = (state: RecordState): boolean =>
+  state.fate.kind === 'unkeyed' || (state.fate.kind === 'decided' && state.fate.decision.kind === 'rejected')
+
+/** What a claimed record settled as, once it has. */
+export const settledOf = ({ fate }: RecordState): Settled | undefined => fate.kind === 'claimed' && fate.phase === 'settled' ? fate : undefined
+
+/** Its unit, unless no key could be taken. */
+export const unitOf = (state: RecordState): Unit | undefined => state.fate.kind === 'unkeyed' ? undefined : state.fate.unit
+
+/** The record a claimed record or a copy finally stands for. */
 export const primaryOf = (state: RecordState): RecordState =>
-  state.outcome?.kind === 'copy' ? primaryOf(state.outcome.of) : state
+  state.fate.kind === 'copy' ? primaryOf(state.fate.of) : state

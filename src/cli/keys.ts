@@ -45,9 +45,7 @@ export const keysOf = (input: unknown, options: { keyPath?: string, namespace?: 
     const states = prepareRecords(source, selection, listOf(source, event) ?? [], context, event)
     return {
       source: source.eventSource,
-      records: states.map((state) => state.unit !== undefined
-        ? { id: state.id, key: state.unit.key }
-        : { id: state.id, error: state.outcome?.kind === 'rejected' ? state.outcome.error.message : 'no key' })
+      records: states.map(({ id, fate }) => fate.kind === 'keyed' ? { id, key: fate.unit.key } : { id, error: fate.error.message })
     }
   }
   const selection: Selection = {

@@ -1,16 +1,16 @@
 import { forEachBounded } from '../batch/bounded.js'
 import { IdempotencyConfigError } from '../errors.js'
-import type { LifecycleConfig, Unit } from '../unit/config.js'
+import type { LifecycleConfig } from '../unit/config.js'
 import { storeDeadline, withDeadline } from '../unit/deadline.js'
 import { leaseFor, remainingMs } from '../unit/lease.js'
-import { rejected } from '../unit/outcome.js'
 import type { Selection } from '../keys/prepare.js'
-import { keepFailed, type Hold } from '../unit/fenced-writes.js'
 import { originalError, timedOut, watchErrors } from './timeout.js'
 import { fieldOf, listOf, type BatchSource } from '../sources/source.js'
 import type { Adapter, MiddyRequest } from './hooks.js'
 import { readAnswer } from '../batch/answer.js'
-import { Batch, type BatchLimits } from '../batch/batch.js'
+import { Batch } from '../batch/batch.js'
+import type { BatchLimits } from '../batch/limits.js'
+import { closeOnError, closeOnTimeout, closeOnUnreadableAnswer } from '../batch/close.js'
 import { claimBatch, prepareRecords } from '../batch/claim-batch.js'
 import { handOver, takeBack } from '../batch/handover.js'
 import type { HandlerKind } from './handler-kind.js'
@@ -39,12 +39,11 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
     // This batch's store calls, bounded by its own deadline (docs/architecture.md: a store that hangs).
     const bounded = withDeadline(config, storeDeadline(request.context, limits.timeoutMarginMs))
     const records = prepareRecords(source, selection, delivered, request.context, event)
-    const batch = new Batch(source, bounded, limits, event, records, lease, request.context)
+    const batch: Batch = new Batch(source, bounded, limits, event, records, lease, request.context, () => { handler.learn(batch) })
     // Registered before claiming, so that onError can release whatever was claimed should anything below throw.
     batches.set(request, batch)
-    batch.whenStarted = () => { handler.learn(batch) }
-    await claimBatch(bounded, source, limits.concurrency, records, lease, handler.perRecord)
-    batch.hand(records.filter((s) => s.outcome?.kind === 'run'))
+    await claimBatch(bounded, source, limits.concurrency, batch, lease, handler.perRecord)
+    batch.hand()
     // A tumbling window's handler runs even with no record to run: it carries the window's
     // state, and its final invocation (often with no records) is where the window is processed.
     // https://docs.aws.amazon.com/lambda/latest/dg/services-kinesis-windows.html
@@ -75,7 +74,7 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
       // Middy's timeout answered (a `timeoutEarlyResponse` that returns) while work was running.
       // Promises the handler returned are not waited for; their rejections must not end the process.
       if (Array.isArray(request.response)) for (const entry of request.response) (entry as Partial<Promise<unknown>> | null)?.catch?.(() => {})
-      await batch.closeOnTimeout()
+      await closeOnTimeout(batch)
       return answer(request, batch, 'native')
     }
     let read: Awaited<ReturnType<typeof readAnswer>>
@@ -86,10 +85,7 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
       // The handler ran but its answer cannot be read: some records may have taken effect.
       // Keep them FAILED rather than release them to run again; the error goes on to onError.
       config.log.error({ message: (error as Error).message, error })
-      await batch.settleEach(async (state) => {
-        await keepFailed(batch.config, state.unit as Unit, state.outcome as Hold, error)
-        Object.assign(state, { result: rejected(error), settledAs: 'failed', onFailure: 'fail', phase: 'settled' })
-      })
+      await closeOnUnreadableAnswer(batch, error)
       end(batch)
       throw error
     }
@@ -113,7 +109,7 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
     request.event = batch.event
     if (batch.answered) return
     if (batch.closed || timedOut(request, limits.timeoutMarginMs)) {
-      await batch.closeOnTimeout()
+      await closeOnTimeout(batch)
       // perRecord knows what became of each record: the finished ones are answered as such,
       // instead of the whole batch coming back (they would only replay, but cost a delivery).
       if (batch.scheduled) {
@@ -123,7 +119,7 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
     } else {
       // With `perRecord` known to be the handler, a batch it was never called with never started
       // a record, whoever read the records (a validator): see handler-kind.ts.
-      await batch.closeOnError(originalError(request), handler.perRecord)
+      await closeOnError(batch, originalError(request), handler.perRecord)
     }
     // A middleware inside ours answered the error (a misordered batch middleware, built on
     // the records the handler saw): the answer must cover every delivered record.

@@ -1,7 +1,8 @@
 import { describe, expect, test } from '@jest/globals'
 import { Batch } from '../../../src/batch/batch.js'
 import { batchFor, handOver, takeBack } from '../../../src/batch/handover.js'
-import type { RecordState } from '../../../src/batch/record-state.js'
+import { closeOnTimeout } from '../../../src/batch/close.js'
+import { preparedRecord, settledOf, type RecordState } from '../../../src/batch/record-state.js'
 import { IdempotencyConfigError, IdempotencyHeldBackError, MemoryStore } from '../../../src/index.js'
 import type { LifecycleConfig } from '../../../src/unit/config.js'
 import { sourceOf } from '../../../src/sources/index.js'
@@ -19,11 +20,15 @@ const batchOfOne = async (context: object = {}): Promise<{ batch: Batch, state: 
   const unit = { key: 'k-a', attempt: 1 }
   const nowMs = Date.now()
   await store.claim({ key: unit.key, status: 'IN_PROGRESS', expiry: Math.floor(nowMs / 1000) + 60, inProgressExpiry: nowMs + 60_000, leaseToken: 't' }, nowMs)
-  const state: RecordState = { record, id: record.messageId, unit, outcome: { kind: 'run', leaseToken: 't' } }
-  const batch = new Batch(source, config, { concurrency: 4, recordConcurrency: 4, timeoutMarginMs: 0 }, sqsEvent([record]), [state], { nowMs, until: nowMs + 60_000 }, context)
-  batch.hand([state])
+  const batch = new Batch(source, config, { concurrency: 4, recordConcurrency: 4, timeoutMarginMs: 0 }, sqsEvent([record]), [preparedRecord(record, record.messageId, undefined, { unit })], { nowMs, until: nowMs + 60_000 }, context)
+  const state = batch.records[0] as RecordState
+  batch.claimDecided(state, { kind: 'run', leaseToken: 't' })
+  batch.hand()
   return { batch, state, store }
 }
+
+/** A claimed record's phase. */
+const phaseOf = ({ fate }: RecordState): string | undefined => fate.kind === 'claimed' ? fate.phase : undefined
 
 describe('Batch: one object owns the batch\'s stages', () => {
   test('a batch is started once: a second perRecord on it would run its records twice', async () => {
@@ -56,21 +61,21 @@ describe('Batch: one object owns the batch\'s stages', () => {
     const held = await batchOfOne()
     const answer = await held.batch.skip(held.state, 'held-back')
     expect(answer.reason).toBeInstanceOf(IdempotencyHeldBackError)
-    expect([held.state.phase, held.state.settledAs, held.store.records().length]).toEqual(['settled', 'held-back', 0])
+    expect([phaseOf(held.state), settledOf(held.state)?.settledAs, held.store.records().length]).toEqual(['settled', 'held-back', 0])
 
     const closed = await batchOfOne()
     closed.batch.start(new AbortController().signal)
     await closed.batch.skip(closed.state, 'closed')
-    expect([closed.state.phase, closed.store.records().length]).toEqual(['not-started', 1])
-    await closed.batch.closeOnTimeout()
-    expect([closed.state.settledAs, closed.store.records().length]).toEqual(['held-back', 0])
+    expect([phaseOf(closed.state), closed.store.records().length]).toEqual(['not-started', 1])
+    await closeOnTimeout(closed.batch)
+    expect([settledOf(closed.state)?.settledAs, closed.store.records().length]).toEqual(['held-back', 0])
   })
 
   test('a record is settled once: a second outcome does not overwrite the first', async () => {
     const { batch, state, store } = await batchOfOne()
     await batch.settle(state, { status: 'fulfilled', value: 1 })
     await batch.settle(state, { status: 'rejected', reason: new Error('late') })
-    expect([state.settledAs, state.result]).toEqual(['completed', { status: 'fulfilled', value: 1 }])
+    expect([settledOf(state)?.settledAs, settledOf(state)?.result]).toEqual(['completed', { status: 'fulfilled', value: 1 }])
     expect(store.records()[0]?.status).toBe('COMPLETED')
   })
 

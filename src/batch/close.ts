@@ -1,0 +1,47 @@
+import { IdempotencyHeldBackError } from '../errors.js'
+import { rejected } from '../unit/outcome.js'
+import type { Batch } from './batch.js'
+
+/**
+ * The deadline came (docs/architecture.md: the batch flow, timeouts): records still running
+ * keep their leases (they lapse with this invocation); records `perRecord` had not started are
+ * released, never run twice.
+ */
+export const closeOnTimeout = async (batch: Batch): Promise<void> => {
+  batch.close(true)
+  // Each record still running is logged once, with its outcome (timed out, lease kept).
+  if (!batch.scheduled) return
+  await batch.settleEach(async (state) => {
+    const { phase } = state.fate
+    if (phase === 'handed' || phase === 'not-started') {
+      batch.notStarted(state)
+      await batch.settleAtOnce(state, rejected(new IdempotencyHeldBackError('the invocation timed out before it started')))
+    }
+  })
+}
+
+/**
+ * The handler or a middleware inside ours failed with `error`, before the deadline. Nothing
+ * can have run a record that nobody read (a middleware failed in `before`), nor, with
+ * `perRecord`, one it did not start: those are released whatever `onFailure` says.
+ * `perRecordHandler`: the middleware's handler is known to be `perRecord` (see handler-kind.ts).
+ */
+export const closeOnError = async (batch: Batch, error: unknown, perRecordHandler: boolean): Promise<void> => {
+  batch.close(false)
+  const handlerMayHaveRun = batch.scheduled || batch.handlerCalled || (batch.recordsRead && !perRecordHandler)
+  await batch.settleEach(async (state) => {
+    const { phase } = state.fate
+    // A record perRecord is still running settles itself when its work ends.
+    if (phase === 'running') return
+    const started = handlerMayHaveRun && (!batch.scheduled || (phase !== 'handed' && phase !== 'not-started'))
+    await batch.settleAtOnce(state, rejected(started ? error : new IdempotencyHeldBackError('the invocation failed before the handler started it (a middleware inside idempotency, or the handler before reading it)')))
+  })
+}
+
+/**
+ * The handler ran but its answer cannot be read: some records may have taken effect. Each
+ * unsettled one is kept FAILED rather than released to run again.
+ */
+export const closeOnUnreadableAnswer = async (batch: Batch, error: unknown): Promise<void> => {
+  await batch.settleEach(async (state) => { await batch.keptFailed(state, error) })
+}
