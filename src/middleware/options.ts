@@ -3,7 +3,7 @@ import { storeName } from '../unit/commit.js'
 import type { LifecycleConfig } from '../unit/config.js'
 import { parsePath } from '../keys/selector.js'
 import { defaultLogLevel, isLogLevel } from '../observe/log.js'
-import { refuseUnknownOptions } from '../unknown-options.js'
+import { definedOptions, refuseUnknownOptions } from '../unknown-options.js'
 import type { FailurePolicy, IdempotencyLogger, IdempotencyOptions, OutcomeReport, Selector } from '../types.js'
 
 export type { IdempotencyOptions }
@@ -107,12 +107,9 @@ export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => 
     // The store knows how many requests it takes at once (a pipelining Redis client, far more
     // than the SDK's 50 sockets); the option, when set, still decides.
     ...(typeof store.limits?.concurrency === 'number' ? { concurrency: store.limits.concurrency } : {}),
-    ...stripUndefined(options),
+    ...definedOptions(options),
     namespace: options.namespace ?? defaultNamespace(),
     logger: options.logger ?? console,
     logLevel: options.logLevel ?? defaultLogLevel()
   } as ResolvedOptions
 }
-
-const stripUndefined = <T extends object>(value: T): Partial<T> =>
-  Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>

@@ -7,20 +7,21 @@ import {
 } from '@aws-sdk/client-dynamodb'
 import { IdempotencyConfigError, type IdempotencyStoreError, type StoredError, type StoreOperation } from '../../errors.js'
 import type { ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, IdempotencyStore, StoreCallOptions, StoreLimits } from '../store.js'
-import { refuseUnknownOptions } from '../../unknown-options.js'
+import { definedOptions, refuseUnknownOptions } from '../../unknown-options.js'
 import { checkTransactItem, commitTransaction } from './transaction.js'
 import { storeErrorOf } from './errors.js'
 import { registerTable } from './access.js'
 import { claimItem, keyItem, recordOf, type Item } from './items.js'
-import { TableFit } from './table-check.js'
+import { tableFit, type TableFit } from './table-check.js'
 import { refuseSharedAttributes } from './attribute-names.js'
 import type { AttributeNames, DynamoDBSender, DynamoDBStoreOptions, TransactItem } from './types.js'
 
 export type { DynamoDBSender, DynamoDBStoreOptions }
 
-const defaults: Omit<AttributeNames, 'sortKeyAttr'> & { sortKeyValue: string } = {
+/** The attribute names when not set, in the order errors name them (no sort key unless `sortKeyAttr` is set). */
+const ATTRIBUTES: AttributeNames = {
   keyAttr: 'idempotencyKey',
-  sortKeyValue: 'idempotency',
+  sortKeyAttr: undefined,
   statusAttr: 'status',
   expiryAttr: 'expiry',
   inProgressExpiryAttr: 'inProgressExpiry',
@@ -30,8 +31,10 @@ const defaults: Omit<AttributeNames, 'sortKeyAttr'> & { sortKeyValue: string } =
   errorAttr: 'error'
 }
 
-const OPTION_NAMES = ['tableName', 'client', 'clientConfig', 'keyAttr', 'sortKeyAttr', 'sortKeyValue', 'statusAttr', 'expiryAttr', 'inProgressExpiryAttr',
-  'leaseTokenAttr', 'payloadHashAttr', 'responseDataAttr', 'errorAttr'] as const satisfies ReadonlyArray<keyof DynamoDBStoreOptions>
+const OPTION_NAMES = ['tableName', 'client', 'clientConfig', ...Object.keys(ATTRIBUTES), 'sortKeyValue']
+// Fails to compile when an option is added to DynamoDBStoreOptions but not to the list above.
+const everyOptionListed: Exclude<keyof DynamoDBStoreOptions, 'tableName' | 'client' | 'clientConfig' | 'sortKeyValue' | keyof AttributeNames> extends never ? true : never = true
+void everyOptionListed
 
 /**
  * DynamoDB's own limits. An item holds 400 KB, names and values together; the rest of a record
@@ -84,18 +87,13 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
       throw new IdempotencyConfigError('DynamoDBStore: client must be a DynamoDBClient or a DynamoDBDocumentClient')
     }
     const { tableName, client, clientConfig, sortKeyValue, ...names } = options
-    for (const [option, value] of Object.entries(names)) {
-      if (value !== undefined && (typeof value !== 'string' || value === '')) {
-        throw new IdempotencyConfigError(`DynamoDBStore: ${option} must be a non-empty string`)
-      }
-    }
-    this.#names = { ...defaults, ...stripUndefined(names) }
+    this.#names = { ...ATTRIBUTES, ...definedOptions(names) }
     refuseSharedAttributes(this.#names)
     this.tableName = tableName
     this.#client = client ?? new DynamoDBClient(clientConfig ?? {})
-    this.#sortKeyValue = sortKeyValue ?? defaults.sortKeyValue
+    this.#sortKeyValue = sortKeyValue ?? 'idempotency'
     registerTable(this, { client: this.#client, tableName, names: this.#names, sortKeyValue: this.#sortKeyValue })
-    this.#fit = new TableFit(this.#client, tableName, this.#names, (key) => this.#keyOf(key))
+    this.#fit = tableFit(this.#client, tableName, this.#names, (key) => this.#keyOf(key))
   }
 
   async claim (record: ClaimRecord, nowMs: number, options?: StoreCallOptions): Promise<IdempotencyRecord | undefined> {
@@ -227,7 +225,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
   }
 
   async #storeError (operation: StoreOperation, key: string | undefined, error: unknown): Promise<IdempotencyStoreError> {
-    return storeErrorOf(this.tableName, this.#names, operation, key, error, await this.#fit.explain(error))
+    return storeErrorOf(this.tableName, operation, key, error, await this.#fit.explain(error))
   }
 }
 
@@ -240,6 +238,3 @@ const abortable = (options: StoreCallOptions | undefined): { abortSignal?: Abort
 
 const isConditionFailure = (error: unknown): boolean =>
   (error as { name?: string } | undefined)?.name === 'ConditionalCheckFailedException'
-
-const stripUndefined = <T extends object>(value: T): Partial<T> =>
-  Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>
