@@ -53,7 +53,8 @@ export class IdempotencyError extends Error {
   constructor (message: string, options: { key?: string, cause?: unknown } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause })
     this.name = 'IdempotencyError'
-    if (options.key !== undefined) this.key = options.key
+    // Declared fields are own properties already (ES2022 class fields): an undefined one stays undefined.
+    this.key = options.key
   }
 }
 
@@ -80,7 +81,7 @@ export class IdempotencyInProgressError extends IdempotencyError {
     super('this request is being processed by another invocation' +
       (leaseExpiresAt === undefined ? '' : ` (its lease runs until ${new Date(leaseExpiresAt).toISOString()})`), { key })
     this.name = 'IdempotencyInProgressError'
-    if (leaseExpiresAt !== undefined) this.leaseExpiresAt = leaseExpiresAt
+    this.leaseExpiresAt = leaseExpiresAt
   }
 }
 
@@ -288,7 +289,7 @@ export class IdempotencyHeldBackError extends IdempotencyError {
   constructor (reason = 'not attempted', options: { key?: string, group?: string } = {}) {
     super(`not attempted: ${reason}`, { key: options.key })
     this.name = 'IdempotencyHeldBackError'
-    if (options.group !== undefined) this.group = options.group
+    this.group = options.group
   }
 }
 
@@ -313,7 +314,7 @@ export class IdempotencyTransactError extends IdempotencyError {
     super(message, options)
     this.name = 'IdempotencyTransactError'
     this.code = options.code
-    if (options.entry !== undefined) this.entry = options.entry
+    this.entry = options.entry
   }
 }
 

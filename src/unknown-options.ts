@@ -35,3 +35,7 @@ const editDistance = (a: string, b: string): number => {
   }
   return previous[b.length] as number
 }
+
+/** The options that are set: an option set to undefined is as good as absent (and takes its default). */
+export const definedOptions = <T extends object>(options: T): Partial<T> =>
+  Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as Partial<T>

@@ -84,4 +84,4 @@ const albCallerOf = (event: CallerShape): string | undefined => {
   return values[0] === undefined ? undefined : `alb-oidc:${values[0]}`
 }
 
-const isNonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== ''
+export const isNonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== ''

@@ -1,5 +1,5 @@
 import { IdempotencyKeyError } from '../errors.js'
-import { callerOf, type CallerOf } from './caller.js'
+import { callerOf, isNonEmptyString, type CallerOf } from './caller.js'
 import { headerValues } from './headers.js'
 
 export type { CallerOf }
@@ -160,8 +160,6 @@ const queryOf = (event: HttpEventShape): Array<[string, string]> => {
   }
   return pairs.sort(([a, x], [b, y]) => a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0)
 }
-
-const isNonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== ''
 
 /**
  * The default payload of a whole event: the event itself, except for HTTP events (anything

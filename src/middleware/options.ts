@@ -2,7 +2,7 @@ import { IdempotencyConfigError } from '../errors.js'
 import { needsCommit } from '../unit/commit.js'
 import { parsePath } from '../keys/selector.js'
 import { defaultLogLevel, isLogLevel } from '../observe/log.js'
-import { refuseUnknownOptions } from '../unknown-options.js'
+import { definedOptions, refuseUnknownOptions } from '../unknown-options.js'
 import type { FailurePolicy, IdempotencyLogger, IdempotencyOptions, OutcomeReport, Selector } from '../types.js'
 
 export type { IdempotencyOptions }
@@ -29,17 +29,51 @@ export const defaults = {
   now: Date.now
 }
 
-// Every option `idempotency()` reads, in the order the README lists them.
-const OPTION_NAMES = ['store', 'key', 'payload', 'expiresAfterSeconds', 'onFailure', 'namespace', 'mode', 'concurrency', 'localCacheSize',
-  'onOutcome', 'logger', 'logLevel', 'clockSkewMs', 'timeoutMarginMs', 'responseHook', 'caller', 'effects', 'now'] as const satisfies ReadonlyArray<keyof IdempotencyOptions>
-// Fails to compile when an option is added to IdempotencyOptions but not to the list above.
-const everyOptionListed: Exclude<keyof IdempotencyOptions, (typeof OPTION_NAMES)[number]> extends never ? true : never = true
-void everyOptionListed
+const nonNegative = (value: unknown): boolean => Number.isSafeInteger(value) && (value as number) >= 0
+const positive = (value: unknown): boolean => nonNegative(value) && value !== 0
+const isFunction = (value: unknown): boolean => typeof value === 'function'
+const oneOf = (...values: unknown[]) => (value: unknown): boolean => values.includes(value)
 
-const isSelector = (value: unknown): boolean =>
-  typeof value === 'function' || (typeof value === 'string' && value !== '')
+/** A path option as `parsePath` takes it, or why not (`key path "a..b" is malformed...`). */
+const pathOption = (option: string, selector: unknown): true | string | boolean => {
+  if (typeof selector !== 'string') return isFunction(selector)
+  if (selector === '') return false
+  try {
+    parsePath(selector)
+    return true
+  } catch (error) {
+    return `${option} path ${(error as Error).message}`
+  }
+}
 
-const positiveInteger = (value: unknown): boolean => Number.isSafeInteger(value) && (value as number) > 0
+/**
+ * Every option `idempotency()` reads, in the order the README lists them (which is also the order
+ * they are checked in and named in an unknown option's error), with its check: true when the
+ * value is good, false for the words after `<option> must `, or a sentence of its own.
+ */
+const OPTIONS: Record<keyof IdempotencyOptions, [check: (value: any, options: IdempotencyOptions) => boolean | string | undefined, must: string] | []> = {
+  store: [],
+  key: [(key) => pathOption('key', key), 'be a non-empty path string or a function'],
+  payload: [(payload) => payload === false || pathOption('payload', payload), 'be a path string, a function or false'],
+  expiresAfterSeconds: [positive, 'be a positive integer'],
+  onFailure: [(policy) => isFunction(policy) || policy === 'delete' || policy === 'fail', "be 'delete', 'fail' or a function"],
+  namespace: [(namespace) => typeof namespace === 'string' && namespace !== '' && (namespaceProblem(namespace) ?? true), 'be a non-empty string'],
+  mode: [oneOf('auto', 'sqs', 'kinesis', 'dynamodb', 'kafka', 'event'), "be 'auto', 'sqs', 'kinesis', 'dynamodb', 'kafka' or 'event'"],
+  concurrency: [positive, 'be a positive integer'],
+  localCacheSize: [nonNegative, 'be an integer of 0 or more'],
+  onOutcome: [isFunction, 'be a function'],
+  logger: [(logger) => logger === false || (isFunction(logger?.warn) && isFunction(logger?.error)), 'have warn and error functions, or be false'],
+  logLevel: [isLogLevel, "be 'debug', 'info', 'warn', 'error' or 'silent'"],
+  clockSkewMs: [nonNegative, 'be an integer of 0 or more'],
+  timeoutMarginMs: [nonNegative, 'be an integer of 0 or more'],
+  responseHook: [isFunction, 'be a function'],
+  caller: [(caller, { key }) => isFunction(caller) && (key === undefined || 'caller scopes only the default HTTP key; with your own key option, put the caller in the key'),
+    'be a function (event, context) => string | undefined'],
+  effects: [(effects, { store }) => effects === 'any' || (effects === 'transact-only' && (isFunction(store.commit) ||
+    needsCommit({ store }, "effects: 'transact-only'").message)),
+  "be 'any' or 'transact-only'"],
+  now: [isFunction, 'be a function returning epoch milliseconds']
+}
 
 /**
  * What is wrong with a namespace, or undefined. A stored key is namespace#hash, or
@@ -57,42 +91,14 @@ export const defaultNamespace = (): string => process.env.AWS_LAMBDA_FUNCTION_NA
 export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => {
   if (options === null || typeof options !== 'object') throw new IdempotencyConfigError('idempotency: options are required ({ store })')
   const { store } = options
-  const methods = ['claim', 'complete', 'fail', 'release'] as const
-  if (store === null || typeof store !== 'object' || methods.some((m) => typeof store[m] !== 'function')) {
+  if (store === null || typeof store !== 'object' || !['claim', 'complete', 'fail', 'release'].every((m) => isFunction(store[m as 'claim']))) {
     throw new IdempotencyConfigError('idempotency: store is required and must implement claim, complete, fail and release (a DynamoDBStore, a RedisStore or a MemoryStore)')
   }
-  refuseUnknownOptions('idempotency', options, OPTION_NAMES)
-  const problem =
-    (options.key !== undefined && !isSelector(options.key) && 'key must be a non-empty path string or a function') ||
-    (options.payload !== undefined && options.payload !== false && !isSelector(options.payload) && 'payload must be a path string, a function or false') ||
-    (options.expiresAfterSeconds !== undefined && !positiveInteger(options.expiresAfterSeconds) && 'expiresAfterSeconds must be a positive integer') ||
-    (options.onFailure !== undefined && !['delete', 'fail'].includes(options.onFailure as string) && typeof options.onFailure !== 'function' && "onFailure must be 'delete', 'fail' or a function") ||
-    (options.namespace !== undefined && (typeof options.namespace !== 'string' || options.namespace === '') && 'namespace must be a non-empty string') ||
-    (typeof options.namespace === 'string' && namespaceProblem(options.namespace)) ||
-    (options.mode !== undefined && !['auto', 'sqs', 'kinesis', 'dynamodb', 'kafka', 'event'].includes(options.mode) && "mode must be 'auto', 'sqs', 'kinesis', 'dynamodb', 'kafka' or 'event'") ||
-    (options.concurrency !== undefined && !positiveInteger(options.concurrency) && 'concurrency must be a positive integer') ||
-    (options.localCacheSize !== undefined && !(Number.isSafeInteger(options.localCacheSize) && options.localCacheSize >= 0) && 'localCacheSize must be an integer of 0 or more') ||
-    (options.logger !== undefined && options.logger !== false && (typeof options.logger?.warn !== 'function' || typeof options.logger?.error !== 'function') && 'logger must have warn and error functions, or be false') ||
-    (options.logLevel !== undefined && !isLogLevel(options.logLevel) && "logLevel must be 'debug', 'info', 'warn', 'error' or 'silent'") ||
-    (options.onOutcome !== undefined && typeof options.onOutcome !== 'function' && 'onOutcome must be a function') ||
-    (options.clockSkewMs !== undefined && !(Number.isSafeInteger(options.clockSkewMs) && options.clockSkewMs >= 0) && 'clockSkewMs must be an integer of 0 or more') ||
-    (options.timeoutMarginMs !== undefined && !(Number.isSafeInteger(options.timeoutMarginMs) && options.timeoutMarginMs >= 0) && 'timeoutMarginMs must be an integer of 0 or more') ||
-    (options.responseHook !== undefined && typeof options.responseHook !== 'function' && 'responseHook must be a function') ||
-    (options.caller !== undefined && typeof options.caller !== 'function' && 'caller must be a function (event, context) => string | undefined') ||
-    (options.caller !== undefined && options.key !== undefined && 'caller scopes only the default HTTP key; with your own key option, put the caller in the key') ||
-    (options.effects !== undefined && !['any', 'transact-only'].includes(options.effects) && "effects must be 'any' or 'transact-only'") ||
-    (options.effects === 'transact-only' && typeof store.commit !== 'function' && needsCommit({ store }, "effects: 'transact-only'").message) ||
-    (options.now !== undefined && typeof options.now !== 'function' && 'now must be a function returning epoch milliseconds')
-  if (problem !== false) throw new IdempotencyConfigError(`idempotency: ${problem}`)
-
-  for (const selector of [options.key, options.payload]) {
-    if (typeof selector === 'string') {
-      try {
-        parsePath(selector)
-      } catch (error) {
-        throw new IdempotencyConfigError(`idempotency: ${selector === options.key ? 'key' : 'payload'} path ${(error as Error).message}`)
-      }
-    }
+  refuseUnknownOptions('idempotency', options, Object.keys(OPTIONS))
+  for (const [name, [check, must]] of Object.entries(OPTIONS)) {
+    const value = options[name as keyof IdempotencyOptions]
+    const verdict = value === undefined || (check?.(value, options) ?? true)
+    if (verdict !== true) throw new IdempotencyConfigError(`idempotency: ${typeof verdict === 'string' ? verdict : `${name} must ${must}`}`)
   }
 
   return {
@@ -100,12 +106,9 @@ export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => 
     // The store knows how many requests it takes at once (a pipelining Redis client, far more
     // than the SDK's 50 sockets); the option, when set, still decides.
     ...(typeof store.limits?.concurrency === 'number' ? { concurrency: store.limits.concurrency } : {}),
-    ...stripUndefined(options),
+    ...definedOptions(options),
     namespace: options.namespace ?? defaultNamespace(),
     logger: options.logger ?? console,
     logLevel: options.logLevel ?? defaultLogLevel()
   } as ResolvedOptions
 }
-
-const stripUndefined = <T extends object>(value: T): Partial<T> =>
-  Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>

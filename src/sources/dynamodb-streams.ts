@@ -1,6 +1,6 @@
 import type { DynamoDBRecord } from 'aws-lambda'
 import { canonicalJson } from '../keys/selector.js'
-import type { BatchSource } from './source.js'
+import { streamTraits, type BatchSource } from './source.js'
 
 /**
  * DynamoDB Streams (docs/architecture.md: the batch flow, sources). Order is kept per item (its `Keys`, marshalled or, after
@@ -9,6 +9,7 @@ import type { BatchSource } from './source.js'
  * https://docs.aws.amazon.com/lambda/latest/dg/services-ddb-batchfailurereporting.html
  */
 export const dynamodbStreams: BatchSource<DynamoDBRecord> = {
+  ...streamTraits,
   mode: 'dynamodb',
   eventName: 'a DynamoDB Streams event',
   groupName: 'item',
@@ -17,8 +18,5 @@ export const dynamodbStreams: BatchSource<DynamoDBRecord> = {
   label: (record) => `record ${record.dynamodb?.SequenceNumber}`,
   itemIdentifier: (record) => typeof record.dynamodb?.SequenceNumber === 'string' ? record.dynamodb.SequenceNumber : undefined,
   orderingGroups: () => (record) => canonicalJson(record.dynamodb?.Keys ?? null),
-  attempt: () => 1,
-  alwaysRead: true,
-  defaults: { key: 'eventID', payload: 'dynamodb' },
-  answer: 'native'
+  defaults: { key: 'eventID', payload: 'dynamodb' }
 }

@@ -1,5 +1,5 @@
 import type { MSKRecord } from 'aws-lambda'
-import type { BatchSource } from './source.js'
+import { streamTraits, type BatchSource } from './source.js'
 
 const EVENT_SOURCES = ['aws:kafka', 'SelfManagedKafka']
 const partitionOf = (record: MSKRecord): string => `${record.topic}-${record.partition}`
@@ -12,6 +12,7 @@ const partitionOf = (record: MSKRecord): string => `${record.topic}-${record.par
  * https://docs.aws.amazon.com/lambda/latest/dg/kafka-retry-configurations.html
  */
 export const kafka: BatchSource<MSKRecord> = {
+  ...streamTraits,
   mode: 'kafka',
   eventName: 'a Kafka event (Amazon MSK or self-managed)',
   groupName: 'topic-partition',
@@ -23,8 +24,6 @@ export const kafka: BatchSource<MSKRecord> = {
     : undefined,
   reportAs: (record) => ({ partition: partitionOf(record), offset: record.offset }),
   orderingGroups: () => partitionOf,
-  attempt: () => 1,
-  alwaysRead: true,
   // The record's place in the log; keyScope adds its cluster.
   defaults: { key: (record) => ({ topic: record.topic, partition: record.partition, offset: record.offset }), payload: 'value' },
   encoded: ['value'],
@@ -46,6 +45,5 @@ export const kafka: BatchSource<MSKRecord> = {
     const e = event as { eventSourceArn?: unknown, bootstrapServers?: unknown } | null | undefined
     const cluster = e?.eventSourceArn ?? e?.bootstrapServers
     return typeof cluster === 'string' ? cluster : undefined
-  },
-  answer: 'native'
+  }
 }

@@ -1,5 +1,5 @@
 import type { KinesisStreamRecord } from 'aws-lambda'
-import type { BatchSource } from './source.js'
+import { streamTraits, type BatchSource } from './source.js'
 
 /**
  * Kinesis Data Streams (docs/architecture.md: the batch flow, sources). Lambda resumes a shard from the lowest sequence number
@@ -8,6 +8,7 @@ import type { BatchSource } from './source.js'
  * https://docs.aws.amazon.com/lambda/latest/dg/services-kinesis-batchfailurereporting.html
  */
 export const kinesis: BatchSource<KinesisStreamRecord> = {
+  ...streamTraits,
   mode: 'kinesis',
   eventName: 'a Kinesis event',
   groupName: 'partition key',
@@ -16,9 +17,6 @@ export const kinesis: BatchSource<KinesisStreamRecord> = {
   label: (record) => `record ${record.kinesis?.sequenceNumber}`,
   itemIdentifier: (record) => typeof record.kinesis?.sequenceNumber === 'string' ? record.kinesis.sequenceNumber : undefined,
   orderingGroups: () => (record) => String(record.kinesis?.partitionKey ?? ''),
-  attempt: () => 1,
-  alwaysRead: true,
   defaults: { key: 'eventID', payload: 'kinesis.data' },
-  encoded: ['kinesis.data'],
-  answer: 'native'
+  encoded: ['kinesis.data']
 }

@@ -60,6 +60,12 @@ export interface BatchSource<TRecord = any> {
   identityName: string
 }
 
+/**
+ * What the streams (Kinesis, DynamoDB Streams, Kafka) have in common: they count no deliveries, so
+ * every batch is read in bulk first, and Lambda takes their own `{ batchItemFailures }` answer.
+ */
+export const streamTraits = { attempt: () => 1, alwaysRead: true, answer: 'native' } as const satisfies Partial<BatchSource>
+
 /** The event's `Records` array, or undefined when it has none. */
 export const recordsOf = (event: unknown): unknown[] | undefined => {
   const records = (event as { Records?: unknown } | null | undefined)?.Records

@@ -7,11 +7,11 @@ import {
 } from '@aws-sdk/client-dynamodb'
 import { IdempotencyConfigError, type IdempotencyStoreError, type StoredError, type StoreOperation } from '../../errors.js'
 import type { ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, IdempotencyStore, StoreCallOptions, StoreLimits } from '../store.js'
-import { refuseUnknownOptions } from '../../unknown-options.js'
+import { definedOptions, refuseUnknownOptions } from '../../unknown-options.js'
 import { storeErrorOf } from './errors.js'
 import { registerTable } from './access.js'
 import { claimItem, keyItem, recordOf, type Item } from './items.js'
-import { TableFit } from './table-check.js'
+import { tableFit, type TableFit } from './table-check.js'
 import { refuseSharedAttributes } from './attribute-names.js'
 import { claimCondition } from './claim-condition.js'
 import { completionUpdate } from './completion.js'
@@ -19,9 +19,10 @@ import type { AttributeNames, DynamoDBSender, DynamoDBStoreOptions, DynamoDBTran
 
 export type { DynamoDBSender, DynamoDBStoreOptions }
 
-const defaults: Omit<AttributeNames, 'sortKeyAttr'> & { sortKeyValue: string } = {
+/** The attribute names when not set, in the order errors name them (no sort key unless `sortKeyAttr` is set). */
+const ATTRIBUTES: AttributeNames = {
   keyAttr: 'idempotencyKey',
-  sortKeyValue: 'idempotency',
+  sortKeyAttr: undefined,
   statusAttr: 'status',
   expiryAttr: 'expiry',
   inProgressExpiryAttr: 'inProgressExpiry',
@@ -31,8 +32,10 @@ const defaults: Omit<AttributeNames, 'sortKeyAttr'> & { sortKeyValue: string } =
   errorAttr: 'error'
 }
 
-const OPTION_NAMES = ['tableName', 'client', 'clientConfig', 'keyAttr', 'sortKeyAttr', 'sortKeyValue', 'statusAttr', 'expiryAttr', 'inProgressExpiryAttr',
-  'leaseTokenAttr', 'payloadHashAttr', 'responseDataAttr', 'errorAttr', 'transactions'] as const satisfies ReadonlyArray<keyof DynamoDBStoreOptions>
+const OPTION_NAMES = ['tableName', 'client', 'clientConfig', ...Object.keys(ATTRIBUTES), 'sortKeyValue', 'transactions']
+// Fails to compile when an option is added to DynamoDBStoreOptions but not to the list above.
+const everyOptionListed: Exclude<keyof DynamoDBStoreOptions, 'tableName' | 'client' | 'clientConfig' | 'sortKeyValue' | 'transactions' | keyof AttributeNames> extends never ? true : never = true
+void everyOptionListed
 
 /**
  * DynamoDB's own limits. An item holds 400 KB, names and values together; the rest of a record
@@ -94,18 +97,13 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
       throw new IdempotencyConfigError('DynamoDBStore: client must be a DynamoDBClient or a DynamoDBDocumentClient')
     }
     const { tableName, client, clientConfig, sortKeyValue, transactions, ...names } = options
-    for (const [option, value] of Object.entries(names)) {
-      if (value !== undefined && (typeof value !== 'string' || value === '')) {
-        throw new IdempotencyConfigError(`DynamoDBStore: ${option} must be a non-empty string`)
-      }
-    }
-    this.#names = { ...defaults, ...stripUndefined(names) }
+    this.#names = { ...ATTRIBUTES, ...definedOptions(names) }
     refuseSharedAttributes(this.#names)
     this.tableName = tableName
     this.#client = client ?? new DynamoDBClient(clientConfig ?? {})
-    this.#sortKeyValue = sortKeyValue ?? defaults.sortKeyValue
+    this.#sortKeyValue = sortKeyValue ?? 'idempotency'
     registerTable(this, { client: this.#client, tableName, names: this.#names, sortKeyValue: this.#sortKeyValue })
-    this.#fit = new TableFit(this.#client, tableName, this.#names, (key) => this.#keyOf(key))
+    this.#fit = tableFit(this.#client, tableName, this.#names, (key) => this.#keyOf(key))
     if (transactions !== undefined) {
       if (typeof transactions?.commit !== 'function' || typeof transactions.checkWrite !== 'function') {
         throw new IdempotencyConfigError("DynamoDBStore: transactions must be the transactions exported by 'middy-idempotency/dynamodb'")
@@ -228,7 +226,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
   }
 
   async #storeError (operation: StoreOperation, key: string | undefined, error: unknown): Promise<IdempotencyStoreError> {
-    return storeErrorOf(this.tableName, this.#names, operation, key, error, await this.#fit.explain(error))
+    return storeErrorOf(this.tableName, operation, key, error, await this.#fit.explain(error))
   }
 }
 
@@ -241,6 +239,3 @@ const abortable = (options: StoreCallOptions | undefined): { abortSignal?: Abort
 
 const isConditionFailure = (error: unknown): boolean =>
   (error as { name?: string } | undefined)?.name === 'ConditionalCheckFailedException'
-
-const stripUndefined = <T extends object>(value: T): Partial<T> =>
-  Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>

@@ -66,18 +66,15 @@ export const explainKeySchemaMismatch = async (client: DynamoDBSender, tableName
   const settings = `keyAttr '${names.keyAttr}' (S) and ` +
     (names.sortKeyAttr === undefined ? 'sortKeyAttr not set (no sort key)' : `sortKeyAttr '${names.sortKeyAttr}' (S)`)
   const refused = (cause as { message?: string } | undefined)?.message ?? String(cause)
-  let table: TableDescription | undefined
+  let how: string
   try {
-    table = (await client.send(new DescribeTableCommand({ TableName: tableName })))?.Table
+    const { partition, sort } = keySchemaOf((await client.send(new DescribeTableCommand({ TableName: tableName })))?.Table)
+    const change = fixes(names, partition, sort)
+    how = `: the table has ${words('partition key', partition)} and ${words('sort key', sort)}, the store is set for ${settings}${change.length === 0 ? '' : `: ${change.join('; ')}`}`
   } catch (error) {
-    const name = (error as { name?: string } | undefined)?.name ?? 'Error'
-    return `the key schema of table ${tableName} does not match the store's settings, ${settings} ` +
-      `(its schema could not be read to say how: DescribeTable failed with ${name}; allow dynamodb:DescribeTable to see it here) (${refused})`
+    how = `, ${settings} (its schema could not be read to say how: DescribeTable failed with ${(error as { name?: string } | undefined)?.name ?? 'Error'}; allow dynamodb:DescribeTable to see it here)`
   }
-  const { partition, sort } = keySchemaOf(table)
-  const change = fixes(names, partition, sort)
-  return `the key schema of table ${tableName} does not match the store's settings: the table has ${words('partition key', partition)} and ${words('sort key', sort)}, ` +
-    `the store is set for ${settings}${change.length === 0 ? '' : `: ${change.join('; ')}`} (${refused})`
+  return `the key schema of table ${tableName} does not match the store's settings${how} (${refused})`
 }
 
 /**
@@ -100,12 +97,10 @@ export const checkTimeToLive = async (client: DynamoDBSender, tableName: string,
   if (ttl?.TimeToLiveStatus === undefined) return
   const on = ttl.TimeToLiveStatus === 'ENABLED' || ttl.TimeToLiveStatus === 'ENABLING'
   if (on && ttl.AttributeName === expiryAttr) return
-  warn(on
-    ? `DynamoDBStore: TTL of table ${tableName} is on attribute ${String(ttl.AttributeName)}, not on expiryAttr '${expiryAttr}': ` +
-      'idempotency records are never deleted and the table grows (they still stop protecting at their expiry). ' +
-      `Set expiryAttr: '${String(ttl.AttributeName)}' if that attribute holds epoch seconds, or use a table with TTL on '${expiryAttr}'.`
-    : `DynamoDBStore: TTL is not enabled on table ${tableName}: idempotency records are never deleted and the table grows ` +
-      `(they still stop protecting at their expiry). Enable TTL on attribute '${expiryAttr}'.`)
+  const attribute = String(ttl.AttributeName)
+  warn(`DynamoDBStore: ${on ? `TTL of table ${tableName} is on attribute ${attribute}, not on expiryAttr '${expiryAttr}'` : `TTL is not enabled on table ${tableName}`}: ` +
+    'idempotency records are never deleted and the table grows (they still stop protecting at their expiry). ' +
+    (on ? `Set expiryAttr: '${attribute}' if that attribute holds epoch seconds, or use a table with TTL on '${expiryAttr}'.` : `Enable TTL on attribute '${expiryAttr}'.`))
 }
 
 /**
@@ -114,36 +109,39 @@ export const checkTimeToLive = async (client: DynamoDBSender, tableName: string,
  * later call without a request; a check that failed for another reason (throttling, network) is
  * tried again by the next call.
  */
-export class TableFit {
-  #checked: Promise<void> | undefined
-  #ttl: Promise<void> | undefined
-  /** Once the table is known not to fit the settings: DynamoDB's refusal and the words for it. */
-  #mismatch: { cause: unknown, why: Promise<string> } | undefined
-
-  constructor (private readonly client: DynamoDBSender, private readonly tableName: string, private readonly names: AttributeNames, private readonly keyOf: (key: string) => Item) {}
-
-  async ready (): Promise<void> {
-    this.#checked ??= this.#check()
-    try {
-      await this.#checked
-    } catch (error) {
-      if (!isKeySchemaMismatch(error)) this.#checked = undefined
-      throw error
-    }
-    if (this.#mismatch !== undefined) throw this.#mismatch.cause
-  }
-
+export interface TableFit {
+  /** Resolves once the table is known to fit; rejects with DynamoDB's refusal when it does not. */
+  ready: () => Promise<void>
   /** The words for a request refused for the key schema (remembered: the table will not change), or undefined for any other error. */
-  async explain (error: unknown): Promise<string | undefined> {
-    if (!isKeySchemaMismatch(error)) return undefined
-    this.#mismatch ??= { cause: error, why: explainKeySchemaMismatch(this.client, this.tableName, this.names, error) }
-    return await this.#mismatch.why
-  }
+  explain: (error: unknown) => Promise<string | undefined>
+}
 
-  async #check (): Promise<void> {
+export const tableFit = (client: DynamoDBSender, tableName: string, names: AttributeNames, keyOf: (key: string) => Item): TableFit => {
+  let checked: Promise<void> | undefined
+  let ttl: Promise<void> | undefined
+  /** Once the table is known not to fit the settings: DynamoDB's refusal and the words for it. */
+  let mismatch: { cause: unknown, why: Promise<string> } | undefined
+  const check = async (): Promise<void> => {
     // The TTL look only warns, so the first claim does not wait for it: a cold start pays no
     // round trip for it (the key probe, which decides, runs only when sortKeyAttr is set).
-    if (this.#ttl === undefined) this.#ttl = checkTimeToLive(this.client, this.tableName, this.names.expiryAttr, (message) => { process.emitWarning(message, { code: 'MIDDY_IDEMPOTENCY_TTL' }) })
-    if (this.names.sortKeyAttr !== undefined) await probeKeySchema(this.client, this.tableName, this.keyOf)
+    ttl ??= checkTimeToLive(client, tableName, names.expiryAttr, (message) => { process.emitWarning(message, { code: 'MIDDY_IDEMPOTENCY_TTL' }) })
+    if (names.sortKeyAttr !== undefined) await probeKeySchema(client, tableName, keyOf)
+  }
+  return {
+    ready: async () => {
+      checked ??= check()
+      try {
+        await checked
+      } catch (error) {
+        if (!isKeySchemaMismatch(error)) checked = undefined
+        throw error
+      }
+      if (mismatch !== undefined) throw mismatch.cause
+    },
+    explain: async (error) => {
+      if (!isKeySchemaMismatch(error)) return undefined
+      mismatch ??= { cause: error, why: explainKeySchemaMismatch(client, tableName, names, error) }
+      return await mismatch.why
+    }
   }
 }
