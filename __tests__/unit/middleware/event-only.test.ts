@@ -1,10 +1,11 @@
 import { describe, expect, test } from '@jest/globals'
 import middy from '@middy/core'
+import httpErrorHandler from '@middy/http-error-handler'
 import { IdempotencyConfigError, MemoryStore } from '../../../src/index.js'
 import * as everyEvent from '../../../src/index.js'
 import * as eventOnly from '../../../src/event.js'
 import { kafkaRecord } from '../../support/kafka.js'
-import { lambdaContext, recordingLogger, sqsRecord } from '../../support/sqs.js'
+import { lambdaContext, recordingLogger, sqsEvent, sqsRecord } from '../../support/sqs.js'
 import { dynamodbRecord, kinesisRecord } from '../../support/streams.js'
 
 // Batches Lambda delivers that no middleware of this package takes per record, shaped as AWS
@@ -71,6 +72,23 @@ describe("idempotency from 'middy-idempotency/event' on batches no entry takes p
     const handler = middy().use(eventOnly.idempotency({ store, logger: false })).handler(async () => ++runs)
     expect(await handler(structuredClone(event), lambdaContext())).toBe(1)
     expect(await handler(structuredClone(event), lambdaContext())).toBe(1)
+  })
+})
+
+describe("a refusal under the README's HTTP stack", () => {
+  // http-error-handler answers any error with a 500 response, which Lambda takes as success: an SQS
+  // batch wired to an HTTP handler by mistake would be acknowledged, every record dropped unrun.
+  test.each([
+    ['an SQS batch', sqsEvent([sqsRecord({ n: 1 }), sqsRecord({ n: 2 })])],
+    ['a Pipes batch', [sqsRecord({ n: 1 }), sqsRecord({ n: 2 })]]
+  ])('%s refused is thrown to Lambda, not answered as a response', async (_name, event) => {
+    let called = false
+    const handler = middy()
+      .use(eventOnly.idempotency({ store: new MemoryStore(), logger: false }))
+      .use(httpErrorHandler({ logger: false }))
+      .handler(async () => { called = true; return { statusCode: 201 } })
+    await expect(handler(event, lambdaContext())).rejects.toThrow(IdempotencyConfigError)
+    expect(called).toBe(false)
   })
 })
 
