@@ -1,4 +1,5 @@
 import { IdempotencyConfigError } from '../errors.js'
+import { untakenBatchOf } from '../sources/recognise.js'
 import type { IdempotencyOptions } from './options.js'
 import { batchFamily } from './batch-family.js'
 import { middlewareOf, type IdempotencyMiddleware } from './middleware.js'
@@ -30,6 +31,12 @@ export const idempotency = <TEvent = any>(options: IdempotencyOptions<TEvent>): 
     throw new IdempotencyConfigError("idempotency: mode 'event' needs idempotency from 'middy-idempotency' or 'middy-idempotency/event'; the one from 'middy-idempotency/batch' takes batches only")
   }
   const batch = batchFamily(setup)
-  return middlewareOf(setup.config, (request) => batch(request) ??
-    "idempotency from 'middy-idempotency/batch' takes SQS, Kinesis, DynamoDB Streams and Kafka batches, and this event is none: import idempotency from 'middy-idempotency/event' (whole events, HTTP) or 'middy-idempotency' (every event)")
+  return middlewareOf(setup.config, (request) => {
+    const adapter = batch(request)
+    if (adapter !== undefined) return adapter
+    const untaken = untakenBatchOf(request.event)
+    return untaken === undefined
+      ? "idempotency from 'middy-idempotency/batch' takes SQS, Kinesis, DynamoDB Streams and Kafka batches, and this event is none: import idempotency from 'middy-idempotency/event' (whole events, HTTP) or 'middy-idempotency' (every event)"
+      : `idempotency from 'middy-idempotency/batch' takes SQS, Kinesis, DynamoDB Streams and Kafka batches, and this is ${untaken}, which no idempotency middleware takes per record: run each record through idempotent() from 'middy-idempotency', or take the batch as one unit with mode: 'event' on the idempotency of 'middy-idempotency/event'`
+  })
 }

@@ -1,5 +1,5 @@
 import { IdempotencyConfigError } from '../errors.js'
-import { batchModeOf } from '../sources/recognise.js'
+import { batchModeOf, untakenBatchOf } from '../sources/recognise.js'
 import type { IdempotencyOptions } from './options.js'
 import { eventFamily } from './event-family.js'
 import { middlewareOf, type IdempotencyMiddleware } from './middleware.js'
@@ -9,8 +9,9 @@ import { setUp } from './setup.js'
  * Makes a Middy handler of whole events idempotent (API Gateway, ALB and function URL requests
  * with an `Idempotency-Key`, EventBridge events, direct invocations), as `idempotency` from
  * `middy-idempotency` does, without carrying the batch engine it never runs. A batch (SQS, Kinesis,
- * DynamoDB Streams, Kafka) is refused with an `IdempotencyConfigError` unless `mode: 'event'` says
- * to take it as one unit: taken whole by mistake, one failed record would run all its neighbours again.
+ * DynamoDB Streams, Kafka, and those no entry takes per record: Amazon MQ, DocumentDB, an EventBridge
+ * Pipes array) is refused with an `IdempotencyConfigError` unless `mode: 'event'` says to take it as
+ * one unit: taken whole by mistake, one failed record would run all its neighbours again.
  *
  * @example
  * ```ts
@@ -36,9 +37,14 @@ export const idempotency = <TEvent = any>(options: IdempotencyOptions<TEvent>): 
   }
   const event = eventFamily(setup)
   return middlewareOf(setup.config, (request) => {
-    const batch = mode === 'auto' ? batchModeOf(request.event) : undefined
-    return batch === undefined
+    if (mode === 'event') return event
+    const batch = batchModeOf(request.event)
+    if (batch !== undefined) {
+      return `idempotency from 'middy-idempotency/event' takes whole events, and this is a ${batch} batch: import idempotency and perRecord from 'middy-idempotency/batch' (or 'middy-idempotency'), or set mode: 'event' to take the batch as one unit`
+    }
+    const untaken = untakenBatchOf(request.event)
+    return untaken === undefined
       ? event
-      : `idempotency from 'middy-idempotency/event' takes whole events, and this is a ${batch} batch: import idempotency and perRecord from 'middy-idempotency/batch' (or 'middy-idempotency'), or set mode: 'event' to take the batch as one unit`
+      : `idempotency from 'middy-idempotency/event' takes whole events, and this is ${untaken}, which no idempotency middleware takes per record: run each record through idempotent() from 'middy-idempotency', or set mode: 'event' to take the batch as one unit`
   })
 }

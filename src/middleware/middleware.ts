@@ -26,6 +26,7 @@ export interface IdempotencyMiddleware {
  */
 export const middlewareOf = (config: LifecycleConfig, choose: (request: MiddyRequest) => Adapter | string): IdempotencyMiddleware => {
   const chosen = new WeakMap<MiddyRequest, Adapter>()
+  const refused = new WeakMap<MiddyRequest, IdempotencyConfigError>()
 
   const idempotencyBefore = async (request: MiddyRequest): Promise<unknown> => {
     // Off for a local run: nothing claimed, so `after` and `onError` find no hooks and do nothing.
@@ -35,13 +36,20 @@ export const middlewareOf = (config: LifecycleConfig, choose: (request: MiddyReq
       const error = new IdempotencyConfigError(hooks)
       // Logged as well as thrown: a batch middleware's onError may answer the error and hide it.
       config.log.error({ message: error.message, error })
+      refused.set(request, error)
       throw error
     }
     chosen.set(request, hooks)
     return hooks.before(request)
   }
   const idempotencyAfter = async (request: MiddyRequest): Promise<void> => chosen.get(request)?.after(request)
-  const idempotencyOnError = async (request: MiddyRequest): Promise<void> => chosen.get(request)?.onError(request)
+  const idempotencyOnError = async (request: MiddyRequest): Promise<void> => {
+    const refusal = refused.get(request)
+    // An error handler that ran before us (http-error-handler) answers a refusal as a 500
+    // response, which Lambda takes as success: a refused batch would be acknowledged unrun.
+    if (refusal !== undefined) throw refusal
+    return await chosen.get(request)?.onError(request)
+  }
 
   return { before: idempotencyBefore, after: idempotencyAfter, onError: idempotencyOnError }
 }
