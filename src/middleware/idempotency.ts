@@ -3,6 +3,7 @@ import { batchFamily } from './batch-family.js'
 import { eventFamily } from './event-family.js'
 import { middlewareOf, type IdempotencyMiddleware } from './middleware.js'
 import { setUp } from './setup.js'
+import { untakenBatchOf } from '../sources/recognise.js'
 
 export type { IdempotencyMiddleware }
 
@@ -34,5 +35,15 @@ export const idempotency = <TEvent = any>(options: IdempotencyOptions<TEvent>): 
   const setup = setUp(options)
   const batch = batchFamily(setup)
   const event = eventFamily(setup)
-  return middlewareOf(setup.config, (request) => setup.resolved.mode === 'event' ? event : batch(request) ?? event)
+  return middlewareOf(setup.config, (request) => {
+    if (setup.resolved.mode === 'event') return event
+    const hooks = batch(request)
+    if (hooks !== undefined) return hooks
+    // A batch no source here takes per record, taken whole, would run its finished records again
+    // with the one that failed: refused unless mode: 'event' says that is what is meant.
+    const untaken = untakenBatchOf(request.event)
+    return untaken === undefined
+      ? event
+      : `idempotency: this is ${untaken}, which no idempotency middleware takes per record: run each record through idempotent() from 'middy-idempotency', or set mode: 'event' to take the batch as one unit`
+  })
 }

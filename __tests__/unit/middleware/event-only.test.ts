@@ -93,10 +93,21 @@ describe("a refusal under the README's HTTP stack", () => {
 })
 
 describe("idempotency from 'middy-idempotency' on the same batches", () => {
-  // Open: the main entry takes every event, so it takes these batches as one unit without a word.
-  // Reported rather than changed here; once it refuses them (or says so), drop `.failing`.
-  test.failing.each(batches)('does not take %s as one unit silently', async (_name, _named, event) => {
-    const handler = middy().use(everyEvent.idempotency({ store: new MemoryStore(), logger: false })).handler(async () => 1)
-    await expect(handler(structuredClone(event), lambdaContext())).rejects.toThrow(IdempotencyConfigError)
+  test.each(batches)('refuses %s rather than take it as one unit: nothing is claimed, the handler is not called', async (_name, named, event) => {
+    const store = new MemoryStore()
+    let called = false
+    const handler = middy().use(everyEvent.idempotency({ store, logger: false })).handler(async () => { called = true })
+    const refused = handler(structuredClone(event), lambdaContext())
+    await expect(refused).rejects.toThrow(IdempotencyConfigError)
+    await expect(refused).rejects.toThrow(`this is ${named}, which no idempotency middleware takes per record`)
+    expect(called).toBe(false)
+    expect(store.records()).toEqual([])
+  })
+
+  test.each(batches)("takes %s as one unit when mode: 'event' says so", async (_name, _named, event) => {
+    let runs = 0
+    const handler = middy().use(everyEvent.idempotency({ store: new MemoryStore(), logger: false, mode: 'event' })).handler(async () => ++runs)
+    expect(await handler(structuredClone(event), lambdaContext())).toBe(1)
+    expect(await handler(structuredClone(event), lambdaContext())).toBe(1)
   })
 })
