@@ -16,8 +16,8 @@ const examplesDir = fileURLToPath(new URL('../../examples/sam-app/src/', import.
 /** The source files that implement a feature the typical SQS handler does not use. */
 const FEATURES: Array<{ feature: string, files: RegExp }> = [
   { feature: 'transact', files: /(^|\/)src\/(unit\/(commit|transact-queue)|stores\/dynamodb\/(transaction|marshal))\.ts$/ },
-  { feature: 'streams (Kinesis, DynamoDB Streams)', files: /(^|\/)src\/sources\/(kinesis|dynamodb-streams)\.ts$/ },
-  { feature: 'whole event / HTTP', files: /(^|\/)src\/(adapters\/whole-event|.*http[^/]*)\.ts$/ },
+  { feature: 'streams and Kafka', files: /(^|\/)src\/sources\/(kinesis|dynamodb-streams|kafka)\.ts$/ },
+  { feature: 'whole event / HTTP', files: /(^|\/)src\/(middleware\/event-(hooks|family|only)|http\/[^/]+)\.ts$/ },
   { feature: 'MemoryStore', files: /(^|\/)src\/stores\/memory-store\.ts$/ }
 ]
 

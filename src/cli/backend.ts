@@ -1,5 +1,5 @@
 import { IdempotencyConfigError, IdempotencyStoreError } from '../errors.js'
-import type { ListOptions, RecordView, ReleaseResult } from '../operator/records.js'
+import type { ListOptions, RecordView, ReleaseResult } from '../stores/operator/records.js'
 
 /** The store a command works on, whichever it is: the functions of its entry point, bound to it. */
 export interface Backend {

@@ -1,4 +1,4 @@
-import type { RecordView, ReleaseResult } from '../operator/records.js'
+import type { RecordView, ReleaseResult } from '../stores/operator/records.js'
 import type { KeysOf } from './keys.js'
 
 /** Columns padded to their widest cell; the last one is not padded. */

@@ -1,6 +1,7 @@
 import { IdempotencyConfigError } from '../errors.js'
 import { needsCommit } from '../unit/commit.js'
 import { parsePath } from '../keys/selector.js'
+import { defaultNamespace, namespaceProblem } from '../keys/namespace.js'
 import { defaultLogLevel, isLogLevel } from '../observe/log.js'
 import { definedOptions, refuseUnknownOptions } from '../unknown-options.js'
 import type { FailurePolicy, IdempotencyLogger, IdempotencyOptions, OutcomeReport, Selector } from '../types.js'
@@ -74,18 +75,6 @@ const OPTIONS: Record<keyof IdempotencyOptions, [check: (value: any, options: Id
   "be 'any' or 'transact-only'"],
   now: [isFunction, 'be a function returning epoch milliseconds']
 }
-
-/**
- * What is wrong with a namespace, or undefined. A stored key is namespace#hash, or
- * namespace#tenant#hash: a '#' of the namespace's own would make namespace 'orders#acme' read as
- * tenant acme of namespace 'orders'.
- */
-export const namespaceProblem = (namespace: string): string | undefined => namespace.includes('#')
-  ? `namespace must not contain '#' (got '${namespace}'): '#' separates the namespace from the tenant in a stored key, so another function's tenant could read as this namespace`
-  : undefined
-
-/** The `namespace` option's default: the function's name, so two functions never share keys. */
-export const defaultNamespace = (): string => process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'middy-idempotency'
 
 /** Applies defaults and checks every option, naming the one that is wrong. */
 export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => {

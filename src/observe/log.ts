@@ -1,4 +1,4 @@
-import { errorMessage, errorName } from './error-text.js'
+import { errorMessage, errorName } from '../error-text.js'
 import type { IdempotencyLogger, LogLevel, OutcomeKind, OutcomeReport } from '../types.js'
 import { IdempotencyStoreError } from '../errors.js'
 

@@ -1,4 +1,4 @@
-import { errorMessage } from '../observe/error-text.js'
+import { errorMessage } from '../error-text.js'
 import { IdempotencyError, IdempotencyStoreError, type StoredError, type StoreOperation } from '../errors.js'
 
 // A stored error is bounded whatever the store's own limit: a FAILED record must always fit,

@@ -1,4 +1,4 @@
-import { errorText } from '../../observe/error-text.js'
+import { errorText } from '../../error-text.js'
 import { IdempotencyStoreError, type StoreOperation } from '../../errors.js'
 
 // The IAM action each store request needs, named in an AccessDenied error.

@@ -1,6 +1,6 @@
 import { IdempotencyConfigError, IdempotencyStoreError, type StoreOperation } from '../../errors.js'
-import { inspectFrom, listFrom, releaseFrom, type ListOptions, type RecordView, type ReleaseResult } from '../../operator/records.js'
-import type { RecordPage, RecordTable } from '../../operator/table.js'
+import { inspectFrom, listFrom, releaseFrom, type ListOptions, type RecordView, type ReleaseResult } from '../operator/records.js'
+import type { RecordPage, RecordTable } from '../operator/table.js'
 import { redisAccessOf, type RedisAccess } from './access.js'
 import { recordOf } from './record.js'
 import type { RedisStore } from './redis-store.js'

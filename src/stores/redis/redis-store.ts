@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { IdempotencyConfigError, IdempotencyStoreError, type StoredError, type StoreOperation } from '../../errors.js'
-import { errorText } from '../../observe/error-text.js'
+import { errorText } from '../../error-text.js'
 import { refuseUnknownOptions } from '../../unknown-options.js'
 import type { ClaimRecord, IdempotencyRecord, IdempotencyStore, StoreLimits, StoreCallOptions } from '../store.js'
 import { connect, type RedisClientLike } from './connect.js'

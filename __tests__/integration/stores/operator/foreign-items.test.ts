@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, expect, test } from '@jest/globals'
 import { GetItemCommand, PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb'
-import { DynamoDBStore, inspectRecord, listRecords, releaseRecord } from '../../../src/dynamodb.js'
-import { freshTable } from '../../support/dynamodb.js'
+import { DynamoDBStore, inspectRecord, listRecords, releaseRecord } from '../../../../src/dynamodb.js'
+import { freshTable } from '../../../support/dynamodb.js'
 
 /**
  * Items of a table the operator functions did not write: another library's records in a shared

@@ -1,7 +1,7 @@
 import { expect, test } from '@jest/globals'
-import type { IdempotencyRecord } from '../../../src/index.js'
-import { releaseFrom, viewOf } from '../../../src/operator/records.js'
-import type { ExpectedRecord, RecordTable } from '../../../src/operator/table.js'
+import type { IdempotencyRecord } from '../../../../src/index.js'
+import { releaseFrom, viewOf } from '../../../../src/stores/operator/records.js'
+import type { ExpectedRecord, RecordTable } from '../../../../src/stores/operator/table.js'
 
 const NOW = 1_800_000_000_000
 

@@ -1,4 +1,4 @@
-import type { IdempotencyRecord, RecordStatus } from '../stores/store.js'
+import type { IdempotencyRecord, RecordStatus } from '../store.js'
 
 /**
  * What the operator functions need of a store, beside its hot path: every record, page by

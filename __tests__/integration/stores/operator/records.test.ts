@@ -1,14 +1,14 @@
 import { afterEach, beforeEach, describe, expect, test } from '@jest/globals'
 import { randomUUID } from 'node:crypto'
 import { createClient } from 'redis'
-import type { IdempotencyStore } from '../../../src/index.js'
-import type { RecordTable } from '../../../src/operator/table.js'
-import { DynamoDBStore, listRecords as listDynamoDB } from '../../../src/dynamodb.js'
-import { RedisStore, listRecords as listRedis } from '../../../src/redis.js'
-import { recordTable as dynamodbTable } from '../../../src/stores/dynamodb/operator.js'
-import { recordTable as redisTable } from '../../../src/stores/redis/operator.js'
-import { freshTable } from '../../support/dynamodb.js'
-import { redisUrl, uniquePrefix } from '../../support/redis.js'
+import type { IdempotencyStore } from '../../../../src/index.js'
+import type { RecordTable } from '../../../../src/stores/operator/table.js'
+import { DynamoDBStore, listRecords as listDynamoDB } from '../../../../src/dynamodb.js'
+import { RedisStore, listRecords as listRedis } from '../../../../src/redis.js'
+import { recordTable as dynamodbTable } from '../../../../src/stores/dynamodb/operator.js'
+import { recordTable as redisTable } from '../../../../src/stores/redis/operator.js'
+import { freshTable } from '../../../support/dynamodb.js'
+import { redisUrl, uniquePrefix } from '../../../support/redis.js'
 
 /** The operator functions' store side, on DynamoDB Local and a real redis-server. */
 interface Target { store: IdempotencyStore, table: RecordTable, list: typeof listDynamoDB, close: () => Promise<void> }

@@ -1,5 +1,5 @@
-import { isClaimable, type IdempotencyRecord, type RecordStatus } from '../stores/store.js'
-import { IdempotencyStoreError } from '../errors.js'
+import { isClaimable, type IdempotencyRecord, type RecordStatus } from '../store.js'
+import { IdempotencyStoreError } from '../../errors.js'
 import type { RecordTable } from './table.js'
 
 /**
