@@ -3,7 +3,7 @@
  * idempotency, per SQS record, on one DynamoDB Local started (and stopped) here, and, in the
  * `redis` section, RedisStore against Powertools' cache store on a redis-server started here.
  * See bench/README.md for what is measured and how. Flags: --quick (a few rounds only),
- * --first-batch (dynamodb-latency times each handler's first batch, not a warm one), --no-memory, --no-bundle, --no-timeout, --no-transact, --no-redis, --no-dynamodb-latency, --only SECTION[,SECTION] (sections:
+ * --first-batch (throughput and dynamodb-latency time each handler's first batch, not a warm one), --no-memory, --no-bundle, --no-timeout, --no-transact, --no-redis, --no-dynamodb-latency, --only SECTION[,SECTION] (sections:
  * throughput, dynamodb-latency, timeout, transact, memory, bundle, redis; e.g. `--only dynamodb-latency`). Timing is printed, never asserted.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
@@ -73,7 +73,7 @@ const machine = (): string => {
   return `node ${process.version}, ${availableParallelism()} cores (${cpus()[0]?.model ?? 'unknown cpu'}), load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}, commit ${git}`
 }
 
-const throughput = async (endpoint: string): Promise<Row[]> => {
+const throughput = async (endpoint: string, warm: boolean): Promise<Row[]> => {
   const admin = new DynamoDBClient(localClientConfig(endpoint))
   const both = contenders(endpoint)
   try {
@@ -85,7 +85,7 @@ const throughput = async (endpoint: string): Promise<Row[]> => {
         const samples = new Map<string, Sample[]>(both.map((c) => [c.implementation, []]))
         for (let round = 0; round < (ROUNDS[size] ?? 1); round++) {
           // Interleaved A/B: ours, theirs, ours, theirs ... so drift in load hits both alike.
-          for (const contender of both) samples.get(contender.implementation)?.push(await runRound(admin, contender, workload, size))
+          for (const contender of both) samples.get(contender.implementation)?.push(await runRound(admin, contender, workload, size, { warm }))
         }
         for (const contender of both) rows.push(summarise(contender.implementation, workload, size, samples.get(contender.implementation) ?? []))
         progress(`${workload} × ${size} done`)
@@ -162,7 +162,7 @@ const main = async (): Promise<void> => {
   const ddb = (['throughput', 'dynamodb-latency', 'timeout', 'transact', 'memory'] as const).some(runs) ? await startDynamoDBLocal() : undefined
   if (ddb !== undefined) {
     try {
-      if (runs('throughput')) rows = await throughput(ddb.endpoint)
+      if (runs('throughput')) rows = await throughput(ddb.endpoint, !args.has('--first-batch'))
       if (runs('dynamodb-latency')) latency = await dynamodbLatencySection({ endpoint: ddb.endpoint, delayMs: DYNAMODB_DELAY_MS, sizes: SIZES, rounds: LATENCY_ROUNDS, warm: !args.has('--first-batch'), progress })
       if (runs('timeout')) {
         progress('timeout in a batch')
