@@ -80,6 +80,39 @@ describe('a careless user of transact', () => {
     expect((await recordsOf(namespace)).filter((i) => i.status === 'COMPLETED')).toEqual([])
   })
 
+  test('catches the refusal of one invalid entry after queueing a valid one: nothing is written, the record fails with the entry named', async () => {
+    const namespace = `careless-${uid()}`
+    const orderId = `o-${uid()}`
+    const reasons: unknown[] = []
+    const handler = middy<SQSEvent>()
+      .use(sqsPartialBatchFailure({ logger: (reason: unknown) => { reasons.push(reason) } }))
+      .use(idempotency({ store: new DynamoDBStore({ tableName: table.tableName, client: table.client, transactions }), namespace, logger: false }))
+      .handler(perRecord(async (record: SQSRecord, { transact }: RecordTools) => {
+        transact(countOrder(JSON.parse(record.body).orderId as string))
+        try { transact({ Insert: { TableName: orders.tableName, Item: { orderId: `${orderId}-bad` } } } as never) } catch { /* best effort */ }
+        return 'ok'
+      }) as never) as unknown as (event: SQSEvent, context: unknown) => Promise<unknown>
+    const record = sqsRecord({ orderId })
+    expect(failedIds(await handler(sqsEvent([record]), lambdaContext()))).toEqual([record.messageId])
+    expect((reasons[0] as Error).message).toMatch(/^transact entry 1 is not an entry DynamoDBStore can write/)
+    expect(await orderOf(orderId)).toBeUndefined()
+    expect(await recordsOf(namespace)).toEqual([])
+  })
+
+  test('whole-event without transactions, the refusal caught by the handler: the event is not completed, and the key stays free', async () => {
+    const namespace = `careless-${uid()}`
+    const handler = middy<APIGatewayProxyEventV2>()
+      .use(idempotency({ store: new DynamoDBStore({ tableName: table.tableName, client: table.client }), namespace, logger: false }))
+      .handler(async (event, context) => {
+        const { transact } = (context as unknown as { idempotency: IdempotencyContext }).idempotency
+        try { transact(countOrder(JSON.parse(event.body ?? '{}').orderId as string)) } catch { /* logged elsewhere */ }
+        return { statusCode: 201, body: 'placed' }
+      })
+    const event = httpApiEvent({ key: `k-${uid()}`, body: JSON.stringify({ orderId: `o-${uid()}` }) })
+    await expect(handler(event, lambdaContext())).rejects.toThrow(IdempotencyConfigError)
+    expect(await recordsOf(namespace)).toEqual([])
+  })
+
   test('transactions: true or {} is refused when the store is built, naming the import', () => {
     for (const wrong of [true, {}, null, 'transactions']) {
       expect(() => new DynamoDBStore({ tableName: table.tableName, transactions: wrong as never }))
