@@ -162,3 +162,42 @@ describe('a careless user of transact', () => {
     expect(typeof batchPerRecord).toBe('function')
   })
 })
+
+describe("transact under Middy's early timeout", () => {
+  test('a record still running when the timeout fires is reported failed, commits its writes once when its work ends, and its redelivery replays', async () => {
+    const { deferred } = await import('../../support/deferred.js')
+    const namespace = `careless-${uid()}`
+    const orderId = `o-${uid()}`
+    const hang = deferred()
+    const committed = deferred()
+    const store = new DynamoDBStore({ tableName: table.tableName, client: table.client, transactions })
+    const commit = store.commit?.bind(store)
+    if (commit === undefined) throw new Error('a store given transactions commits')
+    type Commit = NonNullable<DynamoDBStore['commit']>
+    const observed: Commit = async (...args: Parameters<Commit>) => { const done = await commit(...args); committed.resolve(); return done }
+    Object.assign(store, { commit: observed })
+    let runs = 0
+    const handler = middy<SQSEvent>({ timeoutEarlyInMillis: 29_850 })
+      .use(sqsPartialBatchFailure({ logger: false as never }))
+      .use(idempotency({ store, namespace, logger: false }))
+      .handler(perRecord(async (record: SQSRecord, { transact }: RecordTools) => {
+        runs++
+        transact(countOrder(JSON.parse(record.body).orderId as string))
+        await hang.promise
+        return 'placed'
+      }, { concurrency: 1 }) as never) as unknown as (event: SQSEvent, context: unknown) => Promise<unknown>
+    const record = sqsRecord({ orderId })
+    const later = sqsRecord({ orderId: `o-${uid()}` })
+    // The timeout fires early, the lease runs to the deadline: the work ends well within it.
+    const deadline = Date.now() + 30_000
+    const answer = await handler(sqsEvent([record, later]), lambdaContext(() => deadline - Date.now())).catch((error: unknown) => error)
+    expect(failedIds(answer).sort()).toEqual([record.messageId, later.messageId].sort())
+    expect(await orderOf(orderId)).toBeUndefined()
+    hang.resolve()
+    await committed.promise
+    expect(await counter(orderId)).toBe(1)
+    expect(await handler(sqsEvent([redelivered(record)]), lambdaContext())).toEqual({ batchItemFailures: [] })
+    expect(runs).toBe(1)
+    expect(await counter(orderId)).toBe(1)
+  })
+})
