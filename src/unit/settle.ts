@@ -1,5 +1,6 @@
 import { IdempotencyHeldBackError } from '../errors.js'
 import { commitWithCompletion } from './commit.js'
+import { transactRefusal } from './transact-queue.js'
 import type { LifecycleConfig, Unit } from './config.js'
 import { rejected } from './outcome.js'
 import { applyOnFailure, complete, releaseRegardlessOfPolicy, type Hold, type Settlement } from './fenced-writes.js'
@@ -23,8 +24,11 @@ export interface SettleContext {
  * which lapses with the invocation; any other failure goes through `onFailure`.
  * Never throws: a fault no path foresaw leaves the lease to lapse and fails the unit.
  */
-export const settleUnit = async (config: LifecycleConfig, unit: Unit, hold: Hold, result: PromiseSettledResult<unknown>, how: SettleContext): Promise<Settlement> => {
+export const settleUnit = async (config: LifecycleConfig, unit: Unit, hold: Hold, outcome: PromiseSettledResult<unknown>, how: SettleContext): Promise<Settlement> => {
   const writes = how.writes ?? []
+  // A `transact` refused during the work fails it, even when the work caught the error and returned.
+  const refusal = outcome.status === 'fulfilled' ? transactRefusal(writes) : undefined
+  const result = refusal === undefined ? outcome : rejected(refusal)
   try {
     if (result.status === 'fulfilled') {
       // Unclaimed (`effects: 'transact-only'`), the commit is the claim, writes or none.
