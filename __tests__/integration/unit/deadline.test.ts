@@ -4,6 +4,8 @@ import type { SQSEvent, SQSRecord } from 'aws-lambda'
 import { Redis } from 'ioredis'
 import { createClient } from 'redis'
 import { idempotency, idempotent, IdempotencyStoreError, perRecord, type IdempotencyStore } from '../../../src/index.js'
+import * as batchOnly from '../../../src/batch.js'
+import * as eventOnly from '../../../src/event.js'
 import { DynamoDBStore } from '../../../src/dynamodb.js'
 import { RedisStore } from '../../../src/redis.js'
 import { blackhole, closedPort } from '../../support/blackhole.js'
@@ -55,12 +57,13 @@ const hungStores: Array<[string, () => Promise<IdempotencyStore>]> = [
 ]
 
 describe.each(hungStores)('%s', (_name, hungStore) => {
-  test('an SQS batch is answered before the deadline, every record reported failed, the hung claim named in the log', async () => {
+  // Each entry point that takes batches (or whole events): the same deadline, whichever is imported.
+  test.each([['middy-idempotency', idempotency], ['middy-idempotency/batch', batchOnly.idempotency]] as const)('an SQS batch through %s is answered before the deadline, every record reported failed, the hung claim named in the log', async (_entry, entryIdempotency) => {
     const logger = recordingLogger()
     let ran = 0
     const handler = middy<SQSEvent>()
       .use(sqsPartialBatchFailure({ logger: false as never }))
-      .use(idempotency({ store: await hungStore(), namespace: 'hung', logger, timeoutMarginMs: 1000 }))
+      .use(entryIdempotency({ store: await hungStore(), namespace: 'hung', logger, timeoutMarginMs: 1000 }))
       .handler(perRecord(async () => { ran++ }))
     const records = [sqsRecord({ n: 1 }), sqsRecord({ n: 2 }), sqsRecord({ n: 3 }, { receiveCount: 2 })]
     const { deadline, context } = invocation(3000)
@@ -71,10 +74,10 @@ describe.each(hungStores)('%s', (_name, hungStore) => {
     expect(loggedErrors(logger)).toContainEqual(expect.stringMatching(/^claim of key hung#\S+ did not answer within \d+ ms/))
   })
 
-  test('a whole event fails before the deadline with an IdempotencyStoreError naming the hung claim; the handler does not run', async () => {
+  test.each([['middy-idempotency', idempotency], ['middy-idempotency/event', eventOnly.idempotency]] as const)('a whole event through %s fails before the deadline with an IdempotencyStoreError naming the hung claim; the handler does not run', async (_entry, entryIdempotency) => {
     let ran = 0
     const handler = middy<{ orderId: string }>()
-      .use(idempotency({ store: await hungStore(), namespace: 'hung', logger: false, timeoutMarginMs: 1000 }))
+      .use(entryIdempotency({ store: await hungStore(), namespace: 'hung', logger: false, timeoutMarginMs: 1000 }))
       .handler(async () => { ran++; return 'charged' })
     const { deadline, context } = invocation(3000)
     const error = await handler({ orderId: 'o-1' }, context).catch((e: unknown) => e)
