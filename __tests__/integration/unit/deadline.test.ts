@@ -34,6 +34,10 @@ const invocation = (ms: number) => {
 const loggedErrors = (logger: ReturnType<typeof recordingLogger>): string[] =>
   logger.lines.map((line) => String((line.entry as { error?: { message?: string } }).error?.message))
 
+// Each entry point that takes batches (or whole events).
+const batchEntries: Array<[string, typeof idempotency]> = [['middy-idempotency', idempotency], ['middy-idempotency/batch', batchOnly.idempotency]]
+const eventEntries: Array<[string, typeof idempotency]> = [['middy-idempotency', idempotency], ['middy-idempotency/event', eventOnly.idempotency]]
+
 const hungStores: Array<[string, () => Promise<IdempotencyStore>]> = [
   ['DynamoDBStore on a TCP blackhole', async () => {
     const hole = await blackhole()
@@ -57,8 +61,7 @@ const hungStores: Array<[string, () => Promise<IdempotencyStore>]> = [
 ]
 
 describe.each(hungStores)('%s', (_name, hungStore) => {
-  // Each entry point that takes batches (or whole events): the same deadline, whichever is imported.
-  test.each([['middy-idempotency', idempotency], ['middy-idempotency/batch', batchOnly.idempotency]] as const)('an SQS batch through %s is answered before the deadline, every record reported failed, the hung claim named in the log', async (_entry, entryIdempotency) => {
+  test.each(batchEntries)('an SQS batch through %s is answered before the deadline, every record reported failed, the hung claim named in the log', async (_entry, entryIdempotency) => {
     const logger = recordingLogger()
     let ran = 0
     const handler = middy<SQSEvent>()
@@ -74,7 +77,7 @@ describe.each(hungStores)('%s', (_name, hungStore) => {
     expect(loggedErrors(logger)).toContainEqual(expect.stringMatching(/^claim of key hung#\S+ did not answer within \d+ ms/))
   })
 
-  test.each([['middy-idempotency', idempotency], ['middy-idempotency/event', eventOnly.idempotency]] as const)('a whole event through %s fails before the deadline with an IdempotencyStoreError naming the hung claim; the handler does not run', async (_entry, entryIdempotency) => {
+  test.each(eventEntries)('a whole event through %s fails before the deadline with an IdempotencyStoreError naming the hung claim; the handler does not run', async (_entry, entryIdempotency) => {
     let ran = 0
     const handler = middy<{ orderId: string }>()
       .use(entryIdempotency({ store: await hungStore(), namespace: 'hung', logger: false, timeoutMarginMs: 1000 }))
