@@ -4,6 +4,7 @@ import { LocalDurableTestRunner } from '@aws/durable-execution-sdk-js-testing'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
 import middy7Module from '@middy/core'
 import { executionModeDurableContext } from '@middy/core/DurableContext'
+import * as batchOnly from '../../src/batch.js'
 import { idempotency, perRecord } from '../../src/index.js'
 import { sqsPartialBatchFailure } from '../support/middy.js'
 import { recordingLogger, sqsEvent, sqsRecord } from '../support/sqs.js'
@@ -26,7 +27,10 @@ afterAll(async () => { await LocalDurableTestRunner.teardownTestEnvironment() })
 // DynamoDB Local, and redis-server through one client (the store contract covers the others).
 const stores = integrationStores.filter(([name]) => name === 'DynamoDBStore' || name === 'RedisStore (node-redis)')
 
-describe.each(stores)('perRecord in a durable function, %s', (_name, storeUnderTest) => {
+// Whichever entry point that takes batches is imported, with its perRecord.
+const entries: Array<[string, Pick<typeof batchOnly, 'idempotency' | 'perRecord'>]> = [['middy-idempotency', { idempotency, perRecord }], ['middy-idempotency/batch', batchOnly]]
+
+describe.each(entries)('%s', (_entry, entry) => describe.each(stores)('perRecord in a durable function, %s', (_name, storeUnderTest) => {
   // With a local cache too: a record this execution finished is remembered COMPLETED, yet the
   // execution's replays must still hand it to the function.
   it.each<[string, { localCacheSize?: number }]>([
@@ -46,8 +50,8 @@ describe.each(stores)('perRecord in a durable function, %s', (_name, storeUnderT
     }
     const handlerFunction = middy7(durableMode)
       .use(sqsPartialBatchFailure())
-      .use(idempotency({ store: table.store, namespace: 'orders', logger: recordingLogger(), ...cacheOptions }))
-      .handler(perRecord(chargeCard))
+      .use(entry.idempotency({ store: table.store, namespace: 'orders', logger: recordingLogger(), ...cacheOptions }))
+      .handler(entry.perRecord(chargeCard))
     const event: SQSEvent = sqsEvent([
       sqsRecord({ orderId: 'o-1', receipt: true }),
       sqsRecord({ orderId: 'o-2', receipt: false }),
@@ -74,4 +78,4 @@ describe.each(stores)('perRecord in a durable function, %s', (_name, storeUnderT
     expect(charges).toHaveLength(3)
     await table.close()
   })
-})
+}))

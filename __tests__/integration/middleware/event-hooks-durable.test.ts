@@ -4,6 +4,7 @@ import type { Context } from 'aws-lambda'
 import { LocalDurableTestRunner } from '@aws/durable-execution-sdk-js-testing'
 import middy7Module from '@middy/core'
 import { executionModeDurableContext } from '@middy/core/DurableContext'
+import * as eventOnly from '../../../src/event.js'
 import { idempotency, IdempotencyInProgressError, type IdempotencyOptions, type IdempotencyRecord, type OutcomeReport } from '../../../src/index.js'
 import { deferred } from '../../support/deferred.js'
 import { recordingLogger } from '../../support/sqs.js'
@@ -27,9 +28,9 @@ beforeAll(async () => { await LocalDurableTestRunner.setupTestEnvironment() })
 afterAll(async () => { await LocalDurableTestRunner.teardownTestEnvironment() })
 
 /** A durable payment function: charge (a step), wait a second, send the receipt (a step). */
-const paymentFunction = (store: IdempotencyOptions['store'], charges: string[]) =>
+const paymentFunction = (store: IdempotencyOptions['store'], charges: string[], entry: typeof idempotency = idempotency) =>
   middy7(durableMode)
-    .use(idempotency({ store, namespace: 'payments', logger: recordingLogger() }))
+    .use(entry({ store, namespace: 'payments', logger: recordingLogger() }))
     .handler(async (event, context) => {
       const charge = await context.step('charge', async () => {
         charges.push(event.orderId)
@@ -43,7 +44,10 @@ const paymentFunction = (store: IdempotencyOptions['store'], charges: string[]) 
 // DynamoDB Local, and redis-server through one client (the store contract covers the others).
 const stores = integrationStores.filter(([name]) => name === 'DynamoDBStore' || name === 'RedisStore (node-redis)')
 
-describe.each(stores)('whole-event mode in a durable execution, %s', (_name, storeUnderTest) => {
+// Whichever entry point that takes whole events is imported.
+const entries: Array<[string, typeof idempotency]> = [['middy-idempotency', idempotency], ['middy-idempotency/event', eventOnly.idempotency]]
+
+describe.each(entries)('%s', (_entry, entry) => describe.each(stores)('whole-event mode in a durable execution, %s', (_name, storeUnderTest) => {
   /** What every record of the test's namespace holds: its status, and its response when COMPLETED. */
   const stored = async (under: Awaited<ReturnType<typeof storeUnderTest>>): Promise<Array<Pick<IdempotencyRecord, 'status' | 'responseData'>>> =>
     (await under.records('payments')).map((record) => ({ status: record.status, ...(record.responseData === undefined ? {} : { responseData: record.responseData }) }))
@@ -51,7 +55,7 @@ describe.each(stores)('whole-event mode in a durable execution, %s', (_name, sto
   it('an execution with a step, a wait and a step succeeds: the charge runs once and the record is COMPLETED with the final result', async () => {
     const table = await storeUnderTest()
     const charges: string[] = []
-    const runner = new LocalDurableTestRunner({ handlerFunction: paymentFunction(table.store, charges) })
+    const runner = new LocalDurableTestRunner({ handlerFunction: paymentFunction(table.store, charges, entry) })
     const execution = await runner.run({ payload: { orderId: 'o-1', amount: 42 } })
     expect(execution.getStatus()).toBe('SUCCEEDED')
     // The wait suspended the first invocation: the rest ran in a replay.
@@ -65,7 +69,7 @@ describe.each(stores)('whole-event mode in a durable execution, %s', (_name, sto
   it('a second execution with the same key replays the stored result: its step never runs', async () => {
     const table = await storeUnderTest()
     const charges: string[] = []
-    const handlerFunction = paymentFunction(table.store, charges)
+    const handlerFunction = paymentFunction(table.store, charges, entry)
     await new LocalDurableTestRunner({ handlerFunction }).run({ payload: { orderId: 'o-2', amount: 42 } })
     const second = await new LocalDurableTestRunner({ handlerFunction }).run({ payload: { orderId: 'o-2', amount: 42 } })
     expect(second.getStatus()).toBe('SUCCEEDED')
@@ -80,7 +84,7 @@ describe.each(stores)('whole-event mode in a durable execution, %s', (_name, sto
     const charges: string[] = []
     // The first execution suspends on a callback the test answers once the second has been refused.
     const handlerFunction = middy7(durableMode)
-      .use(idempotency({ store: table.store, namespace: 'payments', logger: recordingLogger() }))
+      .use(entry({ store: table.store, namespace: 'payments', logger: recordingLogger() }))
       .handler(async (event, context) => {
         const charge = await context.step('charge', async () => { charges.push(event.orderId); return `ch_${event.orderId}` })
         const approval = await context.waitForCallback('approval', async () => {})
@@ -111,7 +115,7 @@ describe.each(stores)('whole-event mode in a durable execution, %s', (_name, sto
     const table = await storeUnderTest()
     const charges: string[] = []
     const handlerFunction = middy7(durableMode)
-      .use(idempotency({ store: table.store, namespace: 'payments', onFailure, logger: recordingLogger() }))
+      .use(entry({ store: table.store, namespace: 'payments', onFailure, logger: recordingLogger() }))
       .handler(async (event, context) => {
         const charge = await context.step('charge', async () => { charges.push(event.orderId); return `ch_${event.orderId}` })
         await context.wait({ seconds: 1 })
@@ -133,7 +137,7 @@ describe.each(stores)('whole-event mode in a durable execution, %s', (_name, sto
     // Middy's default early timeout, on invocations given 3 s each: the first suspends on a
     // callback long before its timer fires, and nothing clears that timer.
     const durable = middy7({ executionMode: executionModeDurableContext })
-      .use(idempotency({ store: table.store, namespace: 'payments', logger: recordingLogger(), onOutcome: (outcome) => { if (outcome.kind === 'timed-out') timedOut.resolve(outcome) } }))
+      .use(entry({ store: table.store, namespace: 'payments', logger: recordingLogger(), onOutcome: (outcome) => { if (outcome.kind === 'timed-out') timedOut.resolve(outcome) } }))
       .handler(async (event, context) => {
         const charge = await context.step('charge', async () => { charges.push(event.orderId); return `ch_${event.orderId}` })
         const approval = await context.waitForCallback('approval', async () => {})
@@ -154,4 +158,4 @@ describe.each(stores)('whole-event mode in a durable execution, %s', (_name, sto
     expect((await stored(table)).map((record) => record.status)).toEqual(['COMPLETED'])
     await table.close()
   })
-})
+}))
