@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
 import type { APIGatewayProxyEventV2, SQSEvent, SQSRecord } from 'aws-lambda'
 import { idempotency, IdempotencyInProgressError, perRecord, type IdempotencyOptions, type OutcomeReport, type RecordTools } from '../../../src/index.js'
+import * as eventOnly from '../../../src/event.js'
 import { DynamoDBStore } from '../../../src/dynamodb.js'
 import { deferred } from '../../support/deferred.js'
 import { countingClient, freshTable } from '../../support/dynamodb.js'
@@ -205,3 +206,35 @@ describe.each(middyVersions)('one HTTP handler instance serving concurrent calle
     expect(runs).toBe(1)
   })
 })
+
+// Whole events, through each entry point that takes them: Middy 5 and 6 share one AbortController
+// across the process, so one invocation's early timeout must not end another's record (Middy 5
+// too: these handlers return a value, which Middy 5 can replay).
+const eventEntries: Array<[string, typeof idempotency]> = [['middy-idempotency', idempotency], ['middy-idempotency/event', eventOnly.idempotency]]
+
+describe.each(eventEntries)('one whole-event handler instance through %s', (_entry, entry) => describe.each(batchMiddyVersions)('serving concurrent invocations, %s', (_name, middy) => {
+  test('one invocation timing out leaves the other\'s record alone: the other answers its own result and is COMPLETED, the timed-out one keeps its lease', async () => {
+    const namespace = `managed-event-${Math.random().toString(36).slice(2, 10)}`
+    const longStarted = deferred()
+    const shortAnswered = deferred()
+    const outcomes: OutcomeReport[] = []
+    const handler = middy<{ orderId: string }>({ timeoutEarlyInMillis: 1000 })
+      .use(entry({ store: table.store, namespace, logger: false, onFailure: 'delete', onOutcome: (o) => { outcomes.push(o) } }))
+      .handler(async (event: { orderId: string }) => {
+        if (event.orderId === 'short') return await new Promise(() => {})
+        longStarted.resolve()
+        await shortAnswered.promise
+        return `charged ${event.orderId}`
+      })
+    const invoke = handler as unknown as Invoke
+    const long = invoke({ orderId: 'long' }, lambdaContext(30_000))
+    await longStarted.promise
+    const deadline = Date.now() + 1500
+    const short = await invoke({ orderId: 'short' }, lambdaContext(() => deadline - Date.now())).then(() => 'answered', (error: unknown) => error)
+    expect(short).toBeInstanceOf(Error)
+    shortAnswered.resolve()
+    expect(await long).toBe('charged long')
+    expect([...(await statusesOf(namespace)).values()].sort()).toEqual(['COMPLETED', 'IN_PROGRESS'])
+    expect(outcomes.filter((o) => o.kind === 'timed-out')).toHaveLength(1)
+  })
+}))
