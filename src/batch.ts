@@ -3,7 +3,32 @@
  * `perRecord`. The same middleware as the main entry's, without the whole-event and HTTP code a
  * batch consumer never runs. Types, errors and `MemoryStore` come from `middy-idempotency`.
  */
-export { idempotency, idempotency as default } from './middleware/batch-only.js'
+import { batchFamily } from './middleware/batch-family.js'
+import { idempotencyFor } from './middleware/idempotency.js'
+
 export { perRecord } from './batch/per-record.js'
-export type { IdempotencyMiddleware } from './middleware/middleware.js'
+export type { IdempotencyMiddleware } from './middleware/idempotency.js'
 export type { IdempotencyOptions, IdempotencyRequest, BatchEvent, RecordOf, RecordTools, PerRecordOptions, PerRecordHandler } from './types.js'
+
+/**
+ * Makes a Middy handler of SQS, Kinesis, DynamoDB Streams or Kafka batches idempotent per record,
+ * as `idempotency` from `middy-idempotency` does, without carrying whole-event and HTTP code it
+ * never runs. Any other event is refused with an `IdempotencyConfigError` (nothing claimed, nothing
+ * acknowledged).
+ *
+ * @example
+ * ```ts
+ * import middy from '@middy/core'
+ * import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure'
+ * import { idempotency, perRecord } from 'middy-idempotency/batch'
+ * import { DynamoDBStore } from 'middy-idempotency/dynamodb'
+ * import type { SQSEvent } from 'aws-lambda'
+ *
+ * export const handler = middy<SQSEvent>()
+ *   .use(sqsPartialBatchFailure({ logger: () => {} }))
+ *   .use(idempotency({ store: new DynamoDBStore({ tableName: 'IdempotencyStore' }) }))
+ *   .handler(perRecord<SQSEvent>(async (record, { signal }) => chargeCard(record, { signal })))
+ * ```
+ */
+export const idempotency = idempotencyFor({ entry: 'middy-idempotency/batch', batch: batchFamily })
+export default idempotency

@@ -3,7 +3,38 @@
  * No store client is loaded from here: each store has its own entry point
  * (`middy-idempotency/dynamodb`), so a function pays at cold start for the store it uses only.
  */
-export { idempotency, idempotency as default, type IdempotencyMiddleware } from './middleware/idempotency.js'
+import { batchFamily } from './middleware/batch-family.js'
+import { eventFamily } from './middleware/event-family.js'
+import { idempotencyFor } from './middleware/idempotency.js'
+
+export type { IdempotencyMiddleware } from './middleware/idempotency.js'
+
+/**
+ * Makes a Middy handler idempotent, whatever its event: on an SQS, Kinesis, DynamoDB Streams or
+ * Kafka batch, each record is claimed, run and completed on its own, and only the records that
+ * really failed are reported; on any other event, the whole event is one unit of work. A handler
+ * that takes only batches (or only whole events) carries less with the `idempotency` of
+ * `middy-idempotency/batch` (or `middy-idempotency/event`).
+ *
+ * Put it after `@middy/sqs-partial-batch-failure` (whose `after` must run after ours),
+ * and before middlewares that transform the event for the handler.
+ *
+ * @example
+ * ```ts
+ * import middy from '@middy/core'
+ * import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure'
+ * import { idempotency } from 'middy-idempotency'
+ * import { DynamoDBStore } from 'middy-idempotency/dynamodb'
+ * import type { SQSEvent } from 'aws-lambda'
+ *
+ * export const handler = middy<SQSEvent>()
+ *   .use(sqsPartialBatchFailure())
+ *   .use(idempotency({ store: new DynamoDBStore({ tableName: 'IdempotencyStore' }) }))
+ *   .handler(async (event) => Promise.allSettled(event.Records.map(chargeCard)))
+ * ```
+ */
+export const idempotency = idempotencyFor({ entry: 'middy-idempotency', batch: batchFamily, event: eventFamily })
+export default idempotency
 export type {
   IdempotencyOptions, UnitOf, Selector, FailureDecision, FailureInfo, FailurePolicy, IdempotencyLogger, OutcomeKind, OutcomeReport,
   PerRecordOptions, PerRecordHandler, RecordTools, RecordOf, BatchEvent, IdempotencyContext, IdempotencyHandlerContext, IdempotencyRequest, ProblemDetails,

@@ -2,7 +2,8 @@ import { sourceByMode, sourceOf } from '../sources/index.js'
 import type { BatchSource } from '../sources/source.js'
 import { batchAdapter } from './batch-hooks.js'
 import { HandlerKind } from './handler-kind.js'
-import type { Adapter, MiddyRequest } from './hooks.js'
+import type { MiddyRequest } from '../types.js'
+import type { Hooks } from './idempotency.js'
 import { defaults } from './options.js'
 import type { Setup } from './setup.js'
 
@@ -10,10 +11,10 @@ import type { Setup } from './setup.js'
  * The batch events of one middleware (SQS, Kinesis, DynamoDB Streams, Kafka): the hooks of the
  * request's source, made the first time the source is met, or undefined when the event is no batch.
  */
-export const batchFamily = ({ resolved, concurrency, config, selection }: Setup): (request: MiddyRequest) => Adapter | undefined => {
+export const batchFamily = ({ resolved, concurrency, config, selection }: Setup): (request: MiddyRequest) => Hooks | undefined => {
   const handler = new HandlerKind()
   const forced = resolved.mode === 'auto' || resolved.mode === 'event' ? undefined : sourceByMode(resolved.mode)
-  const adapters = new Map<BatchSource, Adapter>()
+  const adapters = new Map<BatchSource, Hooks>()
   return (request) => {
     const source = forced ?? sourceOf(request.event)
     if (source === undefined) return undefined

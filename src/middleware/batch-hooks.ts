@@ -6,7 +6,8 @@ import { leaseFor, remainingMs } from '../unit/lease.js'
 import type { Selection } from '../keys/prepare.js'
 import { originalError, timedOut, watchErrors } from './timeout.js'
 import { fieldOf, listOf, type BatchSource } from '../sources/source.js'
-import type { Adapter, MiddyRequest } from './hooks.js'
+import type { MiddyRequest } from '../types.js'
+import type { Hooks } from './idempotency.js'
 import { readAnswer } from '../batch/answer.js'
 import { Batch } from '../batch/batch.js'
 import type { BatchLimits } from '../batch/limits.js'
@@ -21,7 +22,7 @@ import type { HandlerKind } from './handler-kind.js'
  * (`perRecord`) or, for a hand-written handler, in `after`; `after` and `onError` restore the
  * delivered event and answer index-aligned with it.
  */
-export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selection: Selection, limits: BatchLimits, handler: HandlerKind): Adapter => {
+export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selection: Selection, limits: BatchLimits, handler: HandlerKind): Hooks => {
   const batches = new WeakMap<MiddyRequest, Batch>()
 
   const before = async (request: MiddyRequest): Promise<unknown> => {

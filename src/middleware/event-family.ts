@@ -1,11 +1,11 @@
 import { defaultEventKey, defaultEventPayload, runsUnprotected, type CallerOf } from '../http/request.js'
 import type { Selector } from '../keys/selector.js'
 import { wholeEventAdapter } from './event-hooks.js'
-import type { Adapter } from './hooks.js'
+import type { Hooks } from './idempotency.js'
 import type { Setup } from './setup.js'
 
 /** Whole events (HTTP, EventBridge, direct invocations): one event, one unit of work, keyed by the request when HTTP. */
-export const eventFamily = ({ resolved, config, selection }: Setup): Adapter => {
+export const eventFamily = ({ resolved, config, selection }: Setup): Hooks => {
   const { caller } = resolved
   const eventKey: Selector = caller === undefined ? defaultEventKey : (unit, context) => defaultEventKey(unit, context, caller as CallerOf)
   return wholeEventAdapter(config, selection({ key: eventKey, payload: defaultEventPayload }, 'the event'), {

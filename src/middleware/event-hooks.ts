@@ -10,7 +10,8 @@ import { fulfilled, rejected } from '../unit/outcome.js'
 import { settleUnit } from '../unit/settle.js'
 import { queueTransact } from '../unit/transact-queue.js'
 import { originalError, timedOut, watchErrors } from './timeout.js'
-import type { Adapter, MiddyRequest } from './hooks.js'
+import type { MiddyRequest } from '../types.js'
+import type { Hooks } from './idempotency.js'
 import { isHttpEvent } from '../http/request.js'
 import { isErrorResponse, markReplayed } from '../http/response.js'
 import { problemOf, problemResponse } from '../http/problem.js'
@@ -30,7 +31,7 @@ export interface WholeEventOptions {
  * Whole-event mode (docs/architecture.md: whole events and HTTP): direct invoke, API Gateway, EventBridge... one event,
  * one unit of work. A duplicate returns the stored response without running the handler.
  */
-export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection, options: WholeEventOptions): Adapter => {
+export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection, options: WholeEventOptions): Hooks => {
   const claims = new WeakMap<MiddyRequest, Claimed>()
   const replayed = new WeakSet<MiddyRequest>()
   /** HTTP requests we refused in `before`, and what their client is told (see `onError`). */

@@ -1,49 +1,92 @@
-import type { IdempotencyOptions } from './options.js'
-import { batchFamily } from './batch-family.js'
-import { eventFamily } from './event-family.js'
-import { middlewareOf, type IdempotencyMiddleware } from './middleware.js'
-import { setUp } from './setup.js'
-import { untakenBatchOf } from '../sources/recognise.js'
-
-export type { IdempotencyMiddleware }
+import { IdempotencyConfigError } from '../errors.js'
+import { batchModeOf, untakenBatchOf } from '../sources/recognise.js'
+import type { IdempotencyOptions, IdempotencyRequest, MiddyRequest } from '../types.js'
+import { isDisabled } from './disabled.js'
+import { refusals, type Entry } from './refusals.js'
+import { setUp, type Setup } from './setup.js'
 
 /**
- * Makes a Middy handler idempotent, whatever its event: on an SQS, Kinesis, DynamoDB Streams or
- * Kafka batch, each record is claimed, run and completed on its own, and only the records that
- * really failed are reported; on any other event, the whole event is one unit of work. A handler
- * that takes only batches (or only whole events) carries less with the `idempotency` of
- * `middy-idempotency/batch` (or `middy-idempotency/event`).
- *
- * Put it after `@middy/sqs-partial-batch-failure` (whose `after` must run after ours),
- * and before middlewares that transform the event for the handler.
+ * The Middy middleware object returned by `idempotency`.
  *
  * @example
  * ```ts
- * import middy from '@middy/core'
- * import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure'
- * import { idempotency } from 'middy-idempotency'
- * import { DynamoDBStore } from 'middy-idempotency/dynamodb'
- * import type { SQSEvent } from 'aws-lambda'
- *
- * export const handler = middy<SQSEvent>()
- *   .use(sqsPartialBatchFailure())
- *   .use(idempotency({ store: new DynamoDBStore({ tableName: 'IdempotencyStore' }) }))
- *   .handler(async (event) => Promise.allSettled(event.Records.map(chargeCard)))
+ * const middleware: IdempotencyMiddleware = idempotency({ store })
+ * middy().use(middleware)
  * ```
  */
-export const idempotency = <TEvent = any>(options: IdempotencyOptions<TEvent>): IdempotencyMiddleware => {
-  const setup = setUp(options)
-  const batch = batchFamily(setup)
-  const event = eventFamily(setup)
-  return middlewareOf(setup.config, (request) => {
-    if (setup.resolved.mode === 'event') return event
-    const hooks = batch(request)
-    if (hooks !== undefined) return hooks
-    // A batch no source here takes per record, taken whole, would run its finished records again
-    // with the one that failed: refused unless mode: 'event' says that is what is meant.
-    const untaken = untakenBatchOf(request.event)
-    return untaken === undefined
-      ? event
-      : `idempotency: this is ${untaken}, which no idempotency middleware takes per record: run each record through idempotent() from 'middy-idempotency', or set mode: 'event' to take the batch as one unit`
-  })
+export interface IdempotencyMiddleware {
+  before: (request: IdempotencyRequest) => Promise<unknown>
+  after: (request: IdempotencyRequest) => Promise<void>
+  onError: (request: IdempotencyRequest) => Promise<void>
 }
+
+/** The hooks of one family of events (a batch source, or whole events), which a request follows once `before` chose them. */
+export interface Hooks {
+  before: (request: MiddyRequest) => Promise<unknown>
+  after: (request: MiddyRequest) => Promise<void>
+  onError: (request: MiddyRequest) => Promise<void>
+}
+
+/**
+ * What an entry point takes: the batch family (the hooks of a request's batch source, or
+ * undefined when it is no batch) and the whole-event family. An entry names only its own, so that
+ * its bundle carries only them.
+ */
+export interface Families {
+  entry: Entry
+  batch?: (setup: Setup) => (request: MiddyRequest) => Hooks | undefined
+  event?: (setup: Setup) => Hooks
+}
+
+/**
+ * The one middleware factory behind the `idempotency` of every entry point. `before` picks the
+ * hooks of the request's family, which `after` and `onError` then follow for that request; an
+ * event no family of this entry takes is refused, naming what takes it.
+ */
+export const idempotencyFor = ({ entry, batch, event }: Families) =>
+  <TEvent = any>(options: IdempotencyOptions<TEvent>): IdempotencyMiddleware => {
+    const setup = setUp(options)
+    const { mode } = setup.resolved
+    if (mode === 'event' ? event === undefined : mode !== 'auto' && batch === undefined) {
+      throw new IdempotencyConfigError(refusals.mode(entry, mode))
+    }
+    const batchHooks = batch?.(setup)
+    const eventHooks = event?.(setup)
+    const choose = (request: MiddyRequest): Hooks | string => {
+      if (mode === 'event') return eventHooks as Hooks
+      const hooks = batchHooks?.(request)
+      if (hooks !== undefined) return hooks
+      const batchMode = batchHooks === undefined ? batchModeOf(request.event) : undefined
+      if (batchMode !== undefined) return refusals.batch(entry, batchMode)
+      const untaken = untakenBatchOf(request.event)
+      if (untaken !== undefined) return refusals.untaken(entry, untaken, eventHooks !== undefined)
+      return eventHooks ?? refusals.wholeEvent(entry)
+    }
+
+    const chosen = new WeakMap<MiddyRequest, Hooks>()
+    const refused = new WeakMap<MiddyRequest, IdempotencyConfigError>()
+    const { log } = setup.config
+    const idempotencyBefore = async (request: MiddyRequest): Promise<unknown> => {
+      // Off for a local run: nothing claimed, so `after` and `onError` find no hooks and do nothing.
+      if (isDisabled(log)) return undefined
+      const hooks = choose(request)
+      if (typeof hooks === 'string') {
+        const error = new IdempotencyConfigError(hooks)
+        // Logged as well as thrown: a batch middleware's onError may answer the error and hide it.
+        log.error({ message: error.message, error })
+        refused.set(request, error)
+        throw error
+      }
+      chosen.set(request, hooks)
+      return await hooks.before(request)
+    }
+    const idempotencyAfter = async (request: MiddyRequest): Promise<void> => await chosen.get(request)?.after(request)
+    const idempotencyOnError = async (request: MiddyRequest): Promise<void> => {
+      const refusal = refused.get(request)
+      // An error handler that ran before us (http-error-handler) answers a refusal as a 500
+      // response, which Lambda takes as success: a refused batch would be acknowledged unrun.
+      if (refusal !== undefined) throw refusal
+      return await chosen.get(request)?.onError(request)
+    }
+    return { before: idempotencyBefore, after: idempotencyAfter, onError: idempotencyOnError }
+  }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals'
-import type { MiddyRequest } from '../../../src/middleware/hooks.js'
+import type { MiddyRequest } from '../../../src/types.js'
 import { originalError, timedOut, watchErrors } from '../../../src/middleware/timeout.js'
 import { lambdaContext } from '../../support/sqs.js'
 
