@@ -40,11 +40,16 @@ export interface Snippet {
   code: string
   /** Lines of `code` before the example's first line. */
   preambleLines: number
+  /**
+   * The file name a reader is told to save the example as (`<!-- ts-preamble handler.ts`), so that
+   * another example of the same page can import it (`./handler.js`); undefined for most examples.
+   */
+  file?: string
 }
 
-const PREAMBLE = /<!--\s*ts-preamble\s*\n((?:(?!-->)[\s\S])*)-->\s*$/
+const PREAMBLE = /<!--\s*ts-preamble(?:[ \t]+([\w.-]+\.ts))?[ \t]*\n((?:(?!-->)[\s\S])*)-->\s*$/
 
-/** Every ```ts block of `markdown`, each with the hidden preamble written right above it, if any. */
+/** Every ```ts block of `markdown`, each with the hidden preamble written right above it, if any, and its file name. */
 export const tsSnippets = (markdown: string, file: string): Snippet[] => {
   const lines = markdown.split('\n')
   const snippets: Snippet[] = []
@@ -53,8 +58,10 @@ export const tsSnippets = (markdown: string, file: string): Snippet[] => {
     const end = lines.findIndex((line, j) => j > i && line.trim() === '```')
     if (end < 0) throw new Error(`${file}:${i + 1}: a \`\`\`ts block is not closed`)
     const above = lines.slice(0, i).join('\n')
-    const preamble = PREAMBLE.exec(above)?.[1] ?? ''
-    snippets.push({ at: `${file}:${i + 2}`, code: `${preamble}\n${lines.slice(i + 1, end).join('\n')}\n`, preambleLines: preamble.split('\n').length })
+    const found = PREAMBLE.exec(above)
+    const preamble = found?.[2] ?? ''
+    const code = `${preamble}\n${lines.slice(i + 1, end).join('\n')}\n`
+    snippets.push({ at: `${file}:${i + 2}`, code, preambleLines: preamble.split('\n').length, ...(found?.[1] === undefined ? {} : { file: found[1] }) })
     i = end
   }
   return snippets

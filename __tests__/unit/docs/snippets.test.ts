@@ -1,6 +1,6 @@
 import { expect, test } from '@jest/globals'
 import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import ts from 'typescript'
 import { type Snippet, tsSnippets, userDocs } from './markdown.js'
 
@@ -14,8 +14,12 @@ const root = process.cwd()
 const folder = join(root, '.docs-examples')
 
 const snippets: Snippet[] = userDocs(root).flatMap((file) => tsSnippets(readFileSync(join(root, file), 'utf8'), file))
-// `export {}`: each example is a module of its own, as a user's file is.
-const files = new Map(snippets.map((snippet, i) => [join(folder, `example-${i}.ts`), { snippet, text: `${snippet.code}\nexport {}\n` }]))
+// `export {}`: each example is a module of its own, as a user's file is. An example the page names
+// (`<!-- ts-preamble handler.ts`) gets that name, in a folder of its page, so that another example
+// of the page imports it as the reader's file would (`./handler.js`).
+const fileOf = (snippet: Snippet, i: number): string =>
+  snippet.file === undefined ? join(folder, `example-${i}.ts`) : join(folder, snippet.at.split(':')[0] ?? '', snippet.file)
+const files = new Map(snippets.map((snippet, i) => [fileOf(snippet, i), { snippet, text: `${snippet.code}\nexport {}\n` }]))
 
 const compilerOptions = (): ts.CompilerOptions => {
   const config = ts.readConfigFile(join(root, 'tsconfig.json'), ts.sys.readFile)
@@ -37,10 +41,17 @@ test('the docs have examples to check', () => {
   expect(snippets.length).toBeGreaterThan(10)
 })
 
+test('no two examples of a page are saved under the same file name', () => {
+  expect(files.size).toBe(snippets.length)
+})
+
 test('every ```ts example in README.md and docs/ type-checks against the package', () => {
   const options = compilerOptions()
   const host = ts.createCompilerHost(options)
   const { getSourceFile, fileExists, readFile } = host
+  const folders = new Set([...files.keys()].map((name) => dirname(name)))
+  const directoryExists = host.directoryExists?.bind(host)
+  host.directoryExists = (name) => folders.has(name) || (directoryExists?.(name) ?? true)
   host.fileExists = (name) => files.has(name) || fileExists(name)
   host.readFile = (name) => files.get(name)?.text ?? readFile(name)
   host.getSourceFile = (name, version, ...rest) => {

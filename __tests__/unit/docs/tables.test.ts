@@ -13,9 +13,9 @@ const root = process.cwd()
 const read = (file: string): string => readFileSync(join(root, file), 'utf8')
 
 const optionTables = [
-  { doc: 'README.md', heading: '## Options', source: 'src/types.ts', type: 'IdempotencyOptions' },
-  { doc: 'README.md', heading: '### perRecord', source: 'src/types.ts', type: 'PerRecordOptions' },
-  { doc: 'README.md', heading: '### DynamoDBStore', source: 'src/stores/dynamodb/types.ts', type: 'DynamoDBStoreOptions' },
+  { doc: 'docs/options.md', heading: '## idempotency(options)', source: 'src/types.ts', type: 'IdempotencyOptions' },
+  { doc: 'docs/options.md', heading: '## perRecord', source: 'src/types.ts', type: 'PerRecordOptions' },
+  { doc: 'docs/options.md', heading: '## DynamoDBStore', source: 'src/stores/dynamodb/types.ts', type: 'DynamoDBStoreOptions' },
   { doc: 'docs/redis.md', heading: '## Options', source: 'src/stores/redis/redis-store.ts', type: 'RedisStoreOptions' }
 ]
 
@@ -38,8 +38,8 @@ describe.each(optionTables)('the options table of $doc under "$heading" is $type
   })
 })
 
-describe('the errors table of README.md', () => {
-  const rows = rowsByName(tableAfter(read('README.md'), '## Errors'))
+describe('the errors table of docs/errors.md', () => {
+  const rows = rowsByName(tableAfter(read('docs/errors.md'), '# Errors'))
   const errors = exportedErrors(root)
 
   test('lists every error class the package exports, and nothing else', () => {
