@@ -87,12 +87,32 @@ const LINES: Record<OutcomeKind, [Level, string]> = {
   'store-error': ['error', 'store error: the record keeps its lease until it lapses']
 }
 
+/** What a unit is, for the words of its line: a batch record, an HTTP request, any other whole event or call. */
+export type UnitKind = 'record' | 'http' | 'event'
+
+/**
+ * A whole event is not retried by a batch answer: its line says what its caller got. An HTTP
+ * client gets the 409 problem response; a direct invoke or a call gets the error itself.
+ */
+const WHOLE_EVENT_WORDS: Record<Exclude<UnitKind, 'record'>, Partial<Record<OutcomeKind | 'unclaimed', string>>> = {
+  http: {
+    'in-progress': 'in progress in another invocation: answered 409 Conflict, not run',
+    unclaimed: 'store error: not run, its claim failed; the request failed with the error'
+  },
+  event: {
+    'in-progress': 'in progress in another invocation: refused with IdempotencyInProgressError, not run',
+    unclaimed: 'store error: not run, its claim failed; the invocation failed with the error'
+  }
+}
+
 /** The level an outcome of `kind` is logged at. */
 export const levelOf = (kind: OutcomeKind): Level => LINES[kind][0]
 
 /** The one line an outcome is logged as (each failure once: nothing else logs it). */
-export const logOutcome = (log: Log, outcome: OutcomeReport): void => {
-  const [level, words] = isUnclaimed(outcome) ? [LINES['store-error'][0], 'store error: not run, its claim failed; reported failed, to be retried'] : LINES[outcome.kind]
+export const logOutcome = (log: Log, outcome: OutcomeReport, unit: UnitKind = 'record'): void => {
+  const unclaimed = isUnclaimed(outcome)
+  const [level, batchWords] = unclaimed ? [LINES['store-error'][0], 'store error: not run, its claim failed; reported failed, to be retried'] : LINES[outcome.kind]
+  const words = (unit === 'record' ? undefined : WHOLE_EVENT_WORDS[unit][unclaimed ? 'unclaimed' : outcome.kind]) ?? batchWords
   const { kind, error, ...fields } = outcome
   log[level]({ message: `idempotency: ${words}`, outcome: kind, ...fields, ...(error === undefined ? {} : { error }) })
 }
