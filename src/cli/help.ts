@@ -31,7 +31,8 @@ Commands:
   key      --event FILE [--key PATH] [--namespace NS] [--tenant T] [--json]
            the stored key of an event or of each record of a batch
 
-Run middy-idempotency <command> --help for a command's options.
+Run middy-idempotency <command> --help for a command's options;
+middy-idempotency --version prints the version.
 ${EXIT}`,
   list: `Usage: middy-idempotency list (--table NAME | --redis URL) [--status STATUS] [--json]
 

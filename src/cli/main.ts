@@ -9,6 +9,11 @@ import { asFlags, openBackend, TABLE_FLAGS, UsageError, type Backend, type Store
 import { inspectText, keysText, listText, releaseText } from './format.js'
 import { keysOf } from './keys.js'
 import { HELP } from './help.js'
+import { closest } from '../unknown-options.js'
+
+/** The version of the installed package: its package.json, two folders up from src/cli or dist/cli. */
+const packageVersion = async (): Promise<string> =>
+  (JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
 
 /** Exit codes: 0 done, 1 refused or not found (or the store failed), 2 usage. */
 const DONE = 0
@@ -52,15 +57,21 @@ export const run = async (argv: readonly string[], io: Io): Promise<number> => {
     io.out(HELP.main)
     return name === undefined ? USAGE : DONE
   }
+  if (name === '--version') {
+    io.out(await packageVersion())
+    return DONE
+  }
   if (!isCommand(name)) {
-    io.err(`middy-idempotency: unknown command ${JSON.stringify(name)}\n\n${HELP.main}`)
+    const nearest = closest(name, Object.keys(COMMAND_OPTIONS))
+    const hint = nearest === undefined ? '' : ` (did you mean ${JSON.stringify(nearest)}?)`
+    io.err(`middy-idempotency: unknown command ${JSON.stringify(name)}${hint}\n\n${HELP.main}`)
     return USAGE
   }
   let parsed
   try {
     parsed = parseArgs({ args: [...rest], options: COMMAND_OPTIONS[name], allowPositionals: true, strict: true })
   } catch (error) {
-    io.err(`middy-idempotency ${name}: ${parseProblem(error)}\n\n${HELP[name]}`)
+    io.err(`middy-idempotency ${name}: ${parseProblem(error, Object.keys(COMMAND_OPTIONS[name]))}\n\n${HELP[name]}`)
     return USAGE
   }
   const values = parsed.values as Record<string, string | boolean | undefined>
@@ -181,10 +192,13 @@ const keyCommand = async (values: Record<string, string | boolean | undefined>, 
 }
 
 /** parseArgs' refusal in a line of our own: its text quotes the option unevenly and suggests `--`. */
-const parseProblem = (error: unknown): string => {
+const parseProblem = (error: unknown, known: readonly string[]): string => {
   const { code, message = String(error) } = (error ?? {}) as { code?: string, message?: string }
   const option = /'(-[^' ]+)/.exec(message)?.[1] ?? ''
-  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown option ${option}`
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    const nearest = option.startsWith('--') ? closest(option.slice(2), known) : undefined
+    return `unknown option ${option}${nearest === undefined ? '' : ` (did you mean --${nearest}?)`}`
+  }
   if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') return /argument missing/.test(message) ? `option ${option} needs a value` : `option ${option} takes no value`
   return message
 }

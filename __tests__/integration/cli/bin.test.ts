@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
 import middy from '@middy/core'
 import { randomUUID } from 'node:crypto'
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createClient } from 'redis'
 import { idempotency, MemoryStore, perRecord, type IdempotencyStore } from '../../../src/index.js'
@@ -165,12 +165,18 @@ describe('usage', () => {
     }
   })
 
+  test('--version prints the installed package\'s version', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
+    expect(await runBin(bin, ['--version'])).toMatchObject({ code: 0, stdout: `${version}\n`, stderr: '' })
+  })
+
   test.each([
     [['list'], /name the store: --table NAME \(DynamoDB\) or --redis URL/],
     [['list', '--table', 't', '--redis', 'redis://localhost'], /one of them/],
     [['list', '--table', 't', '--status', 'DONE'], /--status is one of IN_PROGRESS, COMPLETED, FAILED/],
     [['inspect', '--table', 't'], /takes one KEY/],
-    [['release', 'k', '--table', 't', '--frce'], /^middy-idempotency release: unknown option --frce\n/],
+    [['release', 'k', '--table', 't', '--frce'], /^middy-idempotency release: unknown option --frce \(did you mean --force\?\)\n/],
+    [['lst', '--table', 't'], /^middy-idempotency: unknown command "lst" \(did you mean "list"\?\)\n/],
     [['purge'], /unknown command "purge"/],
     [['key'], /--event FILE is required/],
     [['list', '--redis', 'localhost:6379'], /--redis takes a URL such as redis:\/\/localhost:6379/]
