@@ -8,6 +8,7 @@ import { idempotency, MemoryStore, perRecord, type IdempotencyStore } from '../.
 import { RedisStore } from '../../../src/redis.js'
 import { endpoint, freshTable } from '../../support/dynamodb.js'
 import { consumerProject, packPackage, removeScratch, runBin, type BinResult } from '../../support/installed-bin.js'
+import { keyOf } from '../../support/record-keys.js'
 import { redisUrl, uniquePrefix } from '../../support/redis.js'
 import { lambdaContext } from '../../support/sqs.js'
 
@@ -33,7 +34,7 @@ const seed = async (store: IdempotencyStore, namespace: string) => {
   const nowMs = Date.now()
   const nowS = Math.floor(nowMs / 1000)
   const claim = async (name: string, leaseMs: number): Promise<{ key: string, token: string }> => {
-    const key = `${namespace}#${name}`
+    const key = keyOf(namespace, name)
     const token = randomUUID()
     expect(await store.claim({ key, status: 'IN_PROGRESS', expiry: nowS + HOUR, inProgressExpiry: nowMs + leaseMs, leaseToken: token, payloadHash: 'ab12' }, nowMs)).toBeUndefined()
     return { key, token }

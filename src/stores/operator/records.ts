@@ -1,6 +1,7 @@
 import { isClaimable, type IdempotencyRecord, type RecordStatus } from '../store.js'
 import { IdempotencyStoreError } from '../../errors.js'
 import type { RecordTable } from './table.js'
+import { keyProblem } from './ownership.js'
 
 /**
  * Why `record` is not one a release may delete, whatever its store let through: only an
@@ -108,8 +109,13 @@ export const listFrom = async (table: RecordTable, options: ListOptions = {}): P
   let skipped = 0
   const filter = { ...(options.status === undefined ? {} : { status: options.status }), ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }) }
   for await (const page of table.pages(filter)) {
-    for (const record of page.records) if (options.status === undefined || record.status === options.status) found.push(viewOf(record, nowMs, options.previewChars))
-    skipped += page.skipped
+    let foreign = 0
+    for (const record of page.records) {
+      // A record of our form under a key we never write is someone else's (ownership.ts).
+      if (keyProblem(record.key) !== undefined) foreign++
+      else if (options.status === undefined || record.status === options.status) found.push(viewOf(record, nowMs, options.previewChars))
+    }
+    skipped += page.skipped + foreign
     options.onPage?.(found.length, skipped)
   }
   return found
@@ -117,8 +123,15 @@ export const listFrom = async (table: RecordTable, options: ListOptions = {}): P
 
 /** The record under `key`, or undefined. */
 export const inspectFrom = async (table: RecordTable, key: string, options: { now?: () => number, previewChars?: number } = {}): Promise<RecordView | undefined> => {
-  const record = await table.get(key)
+  const record = ours(key, await table.get(key))
   return record === undefined ? undefined : viewOf(record, (options.now ?? Date.now)(), options.previewChars ?? 2000)
+}
+
+/** `record`, when it is one of ours; refused with why it is not (ownership.ts). */
+export const ours = <T extends IdempotencyRecord | undefined>(key: string, record: T): T => {
+  const problem = record === undefined ? undefined : keyProblem(key)
+  if (problem !== undefined) throw new IdempotencyStoreError('read', `${key} is not a middy-idempotency record: ${problem}`, { key })
+  return record
 }
 
 /**
@@ -129,7 +142,7 @@ export const inspectFrom = async (table: RecordTable, key: string, options: { no
  */
 export const releaseFrom = async (table: RecordTable, key: string, options: { force?: boolean, now?: () => number } = {}): Promise<ReleaseResult> => {
   const nowMs = (options.now ?? Date.now)()
-  const record = await table.get(key)
+  const record = ours(key, await table.get(key))
   if (record === undefined) return { released: false, reason: 'not-found' }
   const foreign = record.status === 'COMPLETED' ? undefined : notReleasable(record)
   if (foreign !== undefined) throw new IdempotencyStoreError('release', `${key} is not a middy-idempotency record: ${foreign}`, { key })
