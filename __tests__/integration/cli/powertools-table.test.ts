@@ -64,6 +64,9 @@ afterAll(async () => {
   process.env = { ...savedEnv }
 })
 
+/** Powertools' records, by their status. */
+const THEIRS: Array<[string, 'completed' | 'inProgress']> = [['COMPLETED', 'completed'], ['INPROGRESS', 'inProgress']]
+
 const present = async (key: string): Promise<boolean> =>
   (await table.client.send(new GetItemCommand({ TableName: table.tableName, Key: { id: { S: key } }, ConsistentRead: true }))).Item !== undefined
 
@@ -82,7 +85,7 @@ test('list shows only our record, and says how many items it skipped', async () 
   expect(listed.err).toMatch(/^middy-idempotency list: 2 items that are not records were skipped/)
 })
 
-test.each([['COMPLETED', 'completed'], ['INPROGRESS', 'inProgress']] as const)('inspect refuses Powertools\' %s record, saying whose it looks like', async (_status, which) => {
+test.each(THEIRS)('inspect refuses Powertools\' %s record, saying whose it looks like', async (_status, which) => {
   const inspected = await cli('inspect', theirs[which], '--table', table.tableName, ...FLAGS)
   expect(inspected.code).toBe(1)
   expect(inspected.out).toBe('')
@@ -90,7 +93,7 @@ test.each([['COMPLETED', 'completed'], ['INPROGRESS', 'inProgress']] as const)('
   expect(inspected.err).toMatch(/looks like a record of Powertools for AWS Lambda/)
 })
 
-test.each([['COMPLETED', 'completed'], ['INPROGRESS', 'inProgress']] as const)('release --force refuses Powertools\' %s record and leaves it', async (_status, which) => {
+test.each(THEIRS)('release --force refuses Powertools\' %s record and leaves it', async (_status, which) => {
   const released = await cli('release', theirs[which], '--force', '--table', table.tableName, ...FLAGS)
   expect(released.code).toBe(1)
   expect(released.err).toMatch(/is not a middy-idempotency record: .*looks like a record of Powertools for AWS Lambda/)

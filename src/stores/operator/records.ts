@@ -9,9 +9,11 @@ import { keyProblem } from './ownership.js'
  * expiry, is ours to remove.
  */
 const notReleasable = (record: IdempotencyRecord): string | undefined => {
-  if (record.status !== 'IN_PROGRESS' && record.status !== 'FAILED') return `its status ${JSON.stringify(record.status)} is neither IN_PROGRESS nor FAILED`
+  if (!['IN_PROGRESS', 'FAILED', 'COMPLETED'].includes(record.status)) return `its status ${JSON.stringify(record.status)} is none of IN_PROGRESS, FAILED, COMPLETED`
   if (!Number.isFinite(record.expiry)) return 'its expiry is not a number'
   if (record.status === 'IN_PROGRESS' && (record.leaseToken === undefined || !Number.isFinite(record.inProgressExpiry))) return 'it is IN_PROGRESS without a lease token and lease end'
+  // The delete of a COMPLETED record is fenced on its token: without one it could not be.
+  if (record.status === 'COMPLETED' && record.leaseToken === undefined) return 'it is COMPLETED without a lease token'
   return undefined
 }
 
@@ -69,12 +71,32 @@ export interface ListOptions {
 export type ReleaseResult =
   | { released: true, record: RecordView }
   /**
-   * `not-found`: no record under the key. `completed`: a COMPLETED record is never released (its
-   * result is what a redelivery must get). `live-lease`: IN_PROGRESS and its lease is live (its
-   * work may be running); `force` releases it. `changed`: the record changed between the read and
-   * the conditional delete (completed, taken over): nothing was removed.
+   * `not-found`: no record under the key. `completed`: a COMPLETED record is released only with
+   * `completed` (its result is what a redelivery gets). `not-completed`: `completed` was asked and
+   * the record is IN_PROGRESS or FAILED. `live-lease`: IN_PROGRESS and its lease is live (its work
+   * may be running); `force` releases it. `changed`: the record changed between the read and the
+   * conditional delete (completed, taken over), or is not the one `leaseToken` names: nothing was
+   * removed.
    */
-  | { released: false, reason: 'not-found' | 'completed' | 'live-lease' | 'changed', record?: RecordView }
+  | { released: false, reason: 'not-found' | 'completed' | 'not-completed' | 'live-lease' | 'changed', record?: RecordView }
+
+/** Options of {@link releaseFrom} (and of each store's `releaseRecord`). */
+export interface ReleaseOptions {
+  /** Release an IN_PROGRESS record whose lease is live: its work may still be running. [false] */
+  force?: boolean
+  /**
+   * Remove the COMPLETED record under the key, so that its work runs again on the next delivery;
+   * nothing else (`not-completed`). Ask whoever decides first: a payment runs twice. [false]
+   */
+  completed?: boolean
+  /**
+   * Remove the record only if it is still the one read before (its `leaseToken` in the view shown
+   * to the operator): a record that replaced it, claimed again since, is left alone. [any]
+   */
+  leaseToken?: string
+  /** The clock (epoch ms). [`Date.now`] */
+  now?: () => number
+}
 
 const PREVIEW_CHARS = 120
 
@@ -136,17 +158,23 @@ export const ours = <T extends IdempotencyRecord | undefined>(key: string, recor
 
 /**
  * Removes a FAILED record, or an IN_PROGRESS one whose lease lapsed (a live one only with
- * `force`), so that the next delivery runs. The delete is conditioned on the token and status
- * read, and without `force` on the lease having lapsed: a record that completes or is taken
- * over meanwhile is left alone.
+ * `force`), or with `completed` only a COMPLETED one, so that the next delivery runs. The
+ * delete is conditioned on the token and status read, and without `force` on the lease having
+ * lapsed: a record that completes or is taken over meanwhile is left alone.
  */
-export const releaseFrom = async (table: RecordTable, key: string, options: { force?: boolean, now?: () => number } = {}): Promise<ReleaseResult> => {
+export const releaseFrom = async (table: RecordTable, key: string, options: ReleaseOptions = {}): Promise<ReleaseResult> => {
   const nowMs = (options.now ?? Date.now)()
   const record = ours(key, await table.get(key))
   if (record === undefined) return { released: false, reason: 'not-found' }
-  const foreign = record.status === 'COMPLETED' ? undefined : notReleasable(record)
+  const foreign = notReleasable(record)
   if (foreign !== undefined) throw new IdempotencyStoreError('release', `${key} is not a middy-idempotency record: ${foreign}`, { key })
   const view = viewOf(record, nowMs)
+  if (options.leaseToken !== undefined && record.leaseToken !== options.leaseToken) return { released: false, reason: 'changed', record: view }
+  if (options.completed === true) {
+    if (record.status !== 'COMPLETED') return { released: false, reason: 'not-completed', record: view }
+    const deleted = await table.deleteIf(key, { leaseToken: record.leaseToken, status: 'COMPLETED' })
+    return deleted ? { released: true, record: view } : await changed(table, key, nowMs)
+  }
   if (record.status === 'COMPLETED') return { released: false, reason: 'completed', record: view }
   const live = record.status === 'IN_PROGRESS' && (record.inProgressExpiry ?? 0) >= nowMs
   if (live && options.force !== true) return { released: false, reason: 'live-lease', record: view }
@@ -155,9 +183,11 @@ export const releaseFrom = async (table: RecordTable, key: string, options: { fo
     status: record.status,
     ...(record.status === 'IN_PROGRESS' && options.force !== true ? { leaseLapsedBefore: nowMs } : {})
   })
-  if (!deleted) {
-    const now = await table.get(key)
-    return { released: false, reason: 'changed', ...(now === undefined ? {} : { record: viewOf(now, nowMs) }) }
-  }
-  return { released: true, record: view }
+  return deleted ? { released: true, record: view } : await changed(table, key, nowMs)
+}
+
+/** The answer when the conditional delete found the record changed: what is there now. */
+const changed = async (table: RecordTable, key: string, nowMs: number): Promise<ReleaseResult> => {
+  const now = await table.get(key)
+  return { released: false, reason: 'changed', ...(now === undefined ? {} : { record: viewOf(now, nowMs) }) }
 }

@@ -75,3 +75,19 @@ test.each([
   await expect(releaseFrom(table, P, { now: () => NOW, force: true })).rejects.toThrow(`${P} is not a middy-idempotency record`)
   expect(asked).toEqual([])
 })
+
+test('completed: a COMPLETED record is deleted on its token and status; any other status is not-completed, unasked', async () => {
+  const record: IdempotencyRecord = { key: C, status: 'COMPLETED', expiry: NOW / 1000 + 60, leaseToken: 't3', responseData: '1' }
+  const { table, asked } = tableOf(record, true)
+  expect(await releaseFrom(table, C, { now: () => NOW, completed: true })).toEqual({ released: true, record: viewOf(record, NOW) })
+  expect(asked).toEqual([{ leaseToken: 't3', status: 'COMPLETED' }])
+  const other = tableOf(failed, true)
+  expect(await releaseFrom(other.table, F, { now: () => NOW, completed: true })).toMatchObject({ released: false, reason: 'not-completed' })
+  expect(other.asked).toEqual([])
+})
+
+test('leaseToken: a record that is not the one shown (another token) is reported changed, unasked', async () => {
+  const { table, asked } = tableOf({ key: C, status: 'COMPLETED', expiry: NOW / 1000 + 60, leaseToken: 'newer' }, true)
+  expect(await releaseFrom(table, C, { now: () => NOW, completed: true, leaseToken: 'shown' })).toMatchObject({ released: false, reason: 'changed' })
+  expect(asked).toEqual([])
+})
