@@ -8,13 +8,17 @@ import type { DynamoDBStore } from './dynamodb-store.js'
 
 /** What {@link createTable} found or made: a table with the store's schema, ACTIVE, TTL on its expiry attribute. */
 export interface CreateTableResult {
+  /** The store's table. */
   tableName: string
   /** True when this call created the table; false when it was there already with the store's schema. */
   created: boolean
   /** `enabled`: this call turned TTL on; `was-enabled`: it already was (or was being turned on). */
   ttl: 'enabled' | 'was-enabled'
+  /** The partition key attribute (type S): the store's `keyAttr`. */
   partitionKey: string
+  /** The sort key attribute (type S), when the store has `sortKeyAttr`. */
   sortKey?: string
+  /** The attribute TTL deletes by: the store's `expiryAttr`. */
   ttlAttribute: string
 }
 
