@@ -43,9 +43,7 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
     return error
   }
 
-  const report = (request: MiddyRequest, outcome: OutcomeReport): void => {
-    reportOutcome(config, outcome, isHttpEvent(request.event) ? 'http' : 'event')
-  }
+  const report = (outcome: OutcomeReport): void => { reportOutcome(config, outcome) }
 
   /** The stored response as this request gets it: marked as a replay for HTTP, then the user's hook. */
   const replayOf = async (request: MiddyRequest, key: string, stored: unknown): Promise<unknown> => {
@@ -62,14 +60,14 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
     try {
       unit = prepareUnit(selection, request.event, request.context, 1, 'event')
     } catch (error) {
-      report(request, { kind: 'no-key', durationMs: since(), error })
+      report({ kind: 'no-key', durationMs: since(), error })
       throw refusal(request, error)
     }
     // This event's store calls, bounded by its own deadline (docs/architecture.md: a store that hangs).
     const bounded = withDeadline(config, storeDeadline(request.context, options.timeoutMarginMs))
     const outcome = await claim(bounded, unit, lease)
     if (outcome.kind === 'rejected') {
-      report(request, { kind: kindOfRefusal(outcome.error), key: unit.key, durationMs: since(), error: outcome.error })
+      report({ kind: kindOfRefusal(outcome.error), key: unit.key, durationMs: since(), error: outcome.error })
       throw refusal(request, outcome.error)
     }
     if (outcome.kind === 'run') {
@@ -82,7 +80,7 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
       }
       return undefined
     }
-    report(request, { kind: 'replayed', key: unit.key, durationMs: since() })
+    report({ kind: 'replayed', key: unit.key, durationMs: since() })
     const response = await replayOf(request, unit.key, outcome.response)
     // `earlyResponse` (Middy >= 6) is what makes an `undefined` result a response rather
     // than "go on and run the handler".
@@ -95,7 +93,7 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
   const settle = async (request: MiddyRequest, claimed: Claimed, result: PromiseSettledResult<unknown>): Promise<PromiseSettledResult<unknown>> => {
     const nearDeadline = result.status === 'rejected' && timedOut(request, options.timeoutMarginMs)
     const settled = await settleUnit(claimed.config, claimed.unit, claimed, result, { writes: claimed.writes, timedOut: nearDeadline })
-    report(request, {
+    report({
       kind: settled.kind, key: claimed.unit.key, durationMs: config.now() - claimed.startedMs,
       ...(settled.onFailure === undefined ? {} : { onFailure: settled.onFailure }),
       ...(settled.result.status === 'rejected' ? { error: settled.result.reason } : {})

@@ -6,7 +6,7 @@ import {
   IdempotencyPayloadMismatchError,
   IdempotencyStoreError
 } from '../errors.js'
-import { levelOf, logOutcome, type Log, type UnitKind } from './log.js'
+import { levelOf, logOutcome, type Log } from './log.js'
 import type { OutcomeKind, OutcomeReport } from '../types.js'
 
 /** The kind of outcome an error that kept a unit from running stands for. */
@@ -28,11 +28,11 @@ export const isReported = (config: Reporting, kind: OutcomeKind): boolean =>
   config.onOutcome !== undefined || config.log.writes(levelOf(kind))
 
 /**
- * What became of a unit, once its fate is known: its one log line (worded for what `unit` is),
- * then the `onOutcome` hook. A hook that throws must not change what happens to the work, so it is only logged.
+ * What became of a unit, once its fate is known: its one log line, then the `onOutcome` hook. A
+ * hook that throws must not change what happens to the work, so it is only logged.
  */
-export const reportOutcome = (config: Reporting, outcome: OutcomeReport, unit: UnitKind = 'record'): void => {
-  logOutcome(config.log, outcome, unit)
+export const reportOutcome = (config: Reporting, outcome: OutcomeReport): void => {
+  logOutcome(config.log, outcome)
   if (config.onOutcome === undefined) return
   try {
     config.onOutcome(outcome)

@@ -93,18 +93,18 @@ export const idempotent = <TArgs extends unknown[], TResult>(
       // As in the middleware, the unit's context is the Lambda context (whatever it says of the invocation scopes the key alike).
       unit = prepareUnit(selection, args, context, 1, label)
     } catch (error) {
-      reportOutcome(config, { kind: 'no-key', durationMs: since(), error }, 'event')
+      reportOutcome(config, { kind: 'no-key', durationMs: since(), error })
       throw error
     }
     // This call's store requests, bounded by its invocation's deadline as in the middleware.
     const bounded = withDeadline(config, storeDeadline(context, DEADLINE_MARGIN_MS))
     const decision = await claim(bounded, unit, lease)
     if (decision.kind === 'rejected') {
-      reportOutcome(config, { kind: kindOfRefusal(decision.error), key: unit.key, durationMs: since(), error: decision.error }, 'event')
+      reportOutcome(config, { kind: kindOfRefusal(decision.error), key: unit.key, durationMs: since(), error: decision.error })
       throw decision.error
     }
     if (decision.kind === 'replay') {
-      reportOutcome(config, { kind: 'replayed', key: unit.key, durationMs: since() }, 'event')
+      reportOutcome(config, { kind: 'replayed', key: unit.key, durationMs: since() })
       return decision.response as Awaited<TResult>
     }
     let result: PromiseSettledResult<unknown>
@@ -120,7 +120,7 @@ export const idempotent = <TArgs extends unknown[], TResult>(
       kind: settled.kind, key: unit.key, durationMs: now() - startedMs,
       ...(settled.onFailure === undefined ? {} : { onFailure: settled.onFailure }),
       ...(settled.result.status === 'rejected' ? { error: settled.result.reason } : {})
-    }, 'event')
+    })
     if (settled.result.status === 'rejected') throw settled.result.reason
     return settled.result.value as Awaited<TResult>
   }
