@@ -14,7 +14,7 @@ export const refuseUnknownOptions = (owner: string, options: object, known: read
 }
 
 /** The known name nearest to `name` (case aside), if it is near enough to be a slip of the keyboard. */
-const closest = (name: string, known: readonly string[]): string | undefined => {
+export const closest = (name: string, known: readonly string[]): string | undefined => {
   let best: { name: string, distance: number } | undefined
   for (const candidate of known) {
     const distance = editDistance(name.toLowerCase(), candidate.toLowerCase())

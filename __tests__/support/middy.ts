@@ -8,6 +8,7 @@ import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure'
 import warmup7 from '@middy/warmup'
 import middy5Module from 'middy-core-5'
 import middy6Module from 'middy-core-6'
+import middy765Module from 'middy-core-7-6-5'
 import httpErrorHandler6 from 'middy-http-error-handler-6'
 import httpJsonBodyParser6 from 'middy-http-json-body-parser-6'
 import inputOutputLogger6 from 'middy-input-output-logger-6'
@@ -18,6 +19,11 @@ export type Middy = typeof middy7
 
 export const middy6 = middy6Module as unknown as Middy
 export const middy5 = middy5Module as unknown as Middy
+/**
+ * The last Middy 7 release that, like 5 and 6, hands every invocation of a process one shared
+ * AbortController: per-invocation controllers came with @middy/core 7.6.6.
+ */
+export const middy7_6_5 = middy765Module as unknown as Middy
 export { middy7 }
 
 /**

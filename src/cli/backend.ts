@@ -1,11 +1,14 @@
 import { IdempotencyConfigError, IdempotencyStoreError } from '../errors.js'
-import type { ListOptions, RecordView, ReleaseResult } from '../stores/operator/records.js'
+import type { ListOptions, RecordView, ReleaseOptions, ReleaseResult } from '../stores/operator/records.js'
+import type { CreateTableResult } from '../stores/dynamodb/create-table.js'
 
 /** The store a command works on, whichever it is: the functions of its entry point, bound to it. */
 export interface Backend {
   list: (options: ListOptions) => Promise<RecordView[]>
   inspect: (key: string) => Promise<RecordView | undefined>
-  release: (key: string, force: boolean) => Promise<ReleaseResult>
+  release: (key: string, options: ReleaseOptions) => Promise<ReleaseResult>
+  /** DynamoDB only: the store's table, created (or checked) with TTL on. */
+  createTable?: () => Promise<CreateTableResult>
   close: () => Promise<void>
 }
 
@@ -57,8 +60,13 @@ export const openBackend = async (flags: StoreFlags): Promise<Backend> => {
 
 const dynamodb = async (tableName: string, tableOptions: Partial<Record<TableOption, string>>): Promise<Backend> => {
   // Region, credentials and AWS_ENDPOINT_URL_DYNAMODB as the SDK reads them.
-  const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb')
-  const { DynamoDBStore, listRecords, inspectRecord, releaseRecord } = await import('../dynamodb.js')
+  const sdk = await importIfInstalled('@aws-sdk/client-dynamodb')
+  if (sdk === undefined) {
+    throw new UsageError('--table needs the AWS SDK for DynamoDB, and middy-idempotency brings none: ' +
+      'install @aws-sdk/client-dynamodb in this project (npm install @aws-sdk/client-dynamodb)')
+  }
+  const { DynamoDBClient } = sdk as typeof import('@aws-sdk/client-dynamodb')
+  const { DynamoDBStore, listRecords, inspectRecord, releaseRecord, createTable } = await import('../dynamodb.js')
   const client = new DynamoDBClient({})
   let store: InstanceType<typeof DynamoDBStore>
   try {
@@ -72,7 +80,8 @@ const dynamodb = async (tableName: string, tableOptions: Partial<Record<TableOpt
   return {
     list: async (options) => await listRecords(store, options),
     inspect: async (key) => await inspectRecord(store, key),
-    release: async (key, force) => await releaseRecord(store, key, { force }),
+    release: async (key, options) => await releaseRecord(store, key, options),
+    createTable: async () => await createTable(store),
     close: async () => { client.destroy() }
   }
 }
@@ -134,7 +143,7 @@ const redis = async (url: string, keyPrefix: string): Promise<Backend> => {
   return {
     list: async (options) => await listRecords(store, options),
     inspect: async (key) => await inspectRecord(store, key),
-    release: async (key, force) => await releaseRecord(store, key, { force }),
+    release: async (key, options) => await releaseRecord(store, key, options),
     close: connected.close
   }
 }

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { createInterface } from 'node:readline/promises'
 import { run } from './main.js'
 
 /**
@@ -9,8 +10,24 @@ const progress = process.stderr.isTTY
   ? (text: string): void => { process.stderr.write(`\r\u001b[2K${text}`) }
   : undefined
 
+/**
+ * A yes/no question, only when a person is there to answer it: stdin and stderr both terminals.
+ * The question goes to stderr, so that stdout keeps only the command's answer (--json).
+ */
+const confirm = process.stdin.isTTY && process.stderr.isTTY
+  ? async (question: string): Promise<boolean> => {
+    const prompt = createInterface({ input: process.stdin, output: process.stderr })
+    try {
+      return /^y(es)?$/i.test((await prompt.question(question)).trim())
+    } finally {
+      prompt.close()
+    }
+  }
+  : undefined
+
 void run(process.argv.slice(2), {
   out: (text) => { process.stdout.write(`${text}\n`) },
   err: (text) => { process.stderr.write(`${text}\n`) },
-  ...(progress === undefined ? {} : { progress })
+  ...(progress === undefined ? {} : { progress }),
+  ...(confirm === undefined ? {} : { confirm })
 }).then((code) => { process.exitCode = code })

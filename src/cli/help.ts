@@ -28,10 +28,15 @@ Commands:
            show one record
   release  KEY (--table NAME | --redis URL) [--force] [--json]
            delete a FAILED record, or an IN_PROGRESS one whose lease lapsed
+  release  KEY --completed [--yes] (--table NAME | --redis URL) [--json]
+           delete a COMPLETED record, so that its work runs again (confirmed)
+  create-table  --table NAME [--key-attr NAME] [--sort-key-attr NAME] [--expiry-attr NAME] [--json]
+           create the store's DynamoDB table, with TTL on (local work, scripts)
   key      --event FILE [--key PATH] [--namespace NS] [--tenant T] [--json]
            the stored key of an event or of each record of a batch
 
-Run middy-idempotency <command> --help for a command's options.
+Run middy-idempotency <command> --help for a command's options;
+middy-idempotency --version prints the version.
 ${EXIT}`,
   list: `Usage: middy-idempotency list (--table NAME | --redis URL) [--status STATUS] [--json]
 
@@ -51,16 +56,33 @@ KEY is the stored key (namespace#sha256...): the key command computes it from an
 ${STORE}
 ${EXIT} (1: no record under KEY)`,
   release: `Usage: middy-idempotency release KEY (--table NAME | --redis URL) [--force] [--json]
+       middy-idempotency release KEY --completed [--yes] (--table NAME | --redis URL) [--json]
 
 Deletes a FAILED record, or an IN_PROGRESS one whose lease has lapsed, so that the next delivery
 runs its work. A live lease (the work may be running) is refused unless --force. A COMPLETED
-record is never released. The delete is conditioned on the record's lease token and status (and
-on the lease having lapsed): a record completed or claimed again meanwhile is left alone.
-  --force   release an IN_PROGRESS record whose lease is live
-  --json    one JSON document on stdout: { key, released, reason?, record? }
+record is released only with --completed. The delete is conditioned on the record's lease token
+and status (and on the lease having lapsed): a record completed or claimed again meanwhile is
+left alone.
+  --force       release an IN_PROGRESS record whose lease is live
+  --completed   release the COMPLETED record under KEY, and nothing else: its work runs again on
+                the next delivery (a payment is charged again). At a terminal it shows the record
+                and asks y/N; it then deletes only that record, not one that replaced it since
+  --yes, -y     confirm --completed without asking (scripts; needed when not at a terminal)
+  --json        one JSON document on stdout: { key, released, reason?, record? }
 
 ${STORE}
-${EXIT} (1: refused, or no record under KEY)`,
+${EXIT} (1: refused, not confirmed, or no record under KEY; 2 also: --completed without --yes when not at a terminal)`,
+  'create-table': `Usage: middy-idempotency create-table --table NAME [--key-attr NAME] [--sort-key-attr NAME] [--expiry-attr NAME] [--json]
+
+Creates the store's DynamoDB table for local work (DynamoDB Local: set AWS_ENDPOINT_URL_DYNAMODB)
+and scripts: partition key --key-attr (S), sort key --sort-key-attr (S) when given, on-demand
+(PAY_PER_REQUEST), TTL on --expiry-attr. Waits until the table is ACTIVE. A table that exists
+with this schema is kept (exit 0), and its TTL turned on when it is off. A table with another
+key schema, or TTL on another attribute, is left as it is (exit 1, naming each difference).
+  --json   one JSON document on stdout: { tableName, created, ttl, partitionKey, sortKey?, ttlAttribute }
+
+${STORE.split('\n  --redis')[0] as string}
+${EXIT} (1: the table exists with another schema)`,
   key: `Usage: middy-idempotency key --event FILE [--key PATH] [--namespace NS] [--tenant T] [--json]
 
 Prints the stored key of an event, as the middleware computes it: one key per record of a batch

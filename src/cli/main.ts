@@ -1,19 +1,19 @@
 import { readFile } from 'node:fs/promises'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { IdempotencyError } from '../errors.js'
-import { STATUSES } from '../stores/operator/table.js'
-import type { RecordStatus } from '../stores/store.js'
 import { namespaceProblem } from '../keys/namespace.js'
 import { IdempotencyConfigError } from '../errors.js'
-import { asFlags, openBackend, TABLE_FLAGS, UsageError, type Backend, type StoreFlags } from './backend.js'
-import { inspectText, keysText, listText, releaseText } from './format.js'
+import { asFlags, UsageError } from './backend.js'
+import { awsSetupProblem } from './aws-setup.js'
+import { keysText } from './format.js'
+import { DONE, REFUSED, storeCommand, USAGE, type Io } from './store-commands.js'
 import { keysOf } from './keys.js'
 import { HELP } from './help.js'
+import { closest } from '../unknown-options.js'
 
-/** Exit codes: 0 done, 1 refused or not found (or the store failed), 2 usage. */
-const DONE = 0
-const REFUSED = 1
-const USAGE = 2
+/** The version of the installed package: its package.json, two folders up from src/cli or dist/cli. */
+const packageVersion = async (): Promise<string> =>
+  (JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
 
 const STORE_OPTIONS = {
   table: { type: 'string' },
@@ -36,14 +36,13 @@ const STORE_OPTIONS = {
 const COMMAND_OPTIONS = {
   list: { ...STORE_OPTIONS, status: { type: 'string' } },
   inspect: STORE_OPTIONS,
-  release: { ...STORE_OPTIONS, force: { type: 'boolean' } },
+  release: { ...STORE_OPTIONS, force: { type: 'boolean' }, completed: { type: 'boolean' }, yes: { type: 'boolean', short: 'y' } },
+  'create-table': STORE_OPTIONS,
   key: { event: { type: 'string' }, key: { type: 'string' }, namespace: { type: 'string' }, tenant: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }
 } as const satisfies Record<string, ParseArgsConfig['options']>
 
 type Command = keyof typeof COMMAND_OPTIONS
 const isCommand = (name: string | undefined): name is Command => name !== undefined && Object.hasOwn(COMMAND_OPTIONS, name)
-
-interface Io { out: (text: string) => void, err: (text: string) => void, progress?: (text: string) => void }
 
 /** Runs one command line (the arguments after the bin's name); resolves the exit code. */
 export const run = async (argv: readonly string[], io: Io): Promise<number> => {
@@ -52,15 +51,21 @@ export const run = async (argv: readonly string[], io: Io): Promise<number> => {
     io.out(HELP.main)
     return name === undefined ? USAGE : DONE
   }
+  if (name === '--version') {
+    io.out(await packageVersion())
+    return DONE
+  }
   if (!isCommand(name)) {
-    io.err(`middy-idempotency: unknown command ${JSON.stringify(name)}\n\n${HELP.main}`)
+    const nearest = closest(name, Object.keys(COMMAND_OPTIONS))
+    const hint = nearest === undefined ? '' : ` (did you mean ${JSON.stringify(nearest)}?)`
+    io.err(`middy-idempotency: unknown command ${JSON.stringify(name)}${hint}\n\n${HELP.main}`)
     return USAGE
   }
   let parsed
   try {
     parsed = parseArgs({ args: [...rest], options: COMMAND_OPTIONS[name], allowPositionals: true, strict: true })
   } catch (error) {
-    io.err(`middy-idempotency ${name}: ${parseProblem(error)}\n\n${HELP[name]}`)
+    io.err(`middy-idempotency ${name}: ${parseProblem(error, Object.keys(COMMAND_OPTIONS[name]))}\n\n${HELP[name]}`)
     return USAGE
   }
   const values = parsed.values as Record<string, string | boolean | undefined>
@@ -70,10 +75,16 @@ export const run = async (argv: readonly string[], io: Io): Promise<number> => {
   }
   const json = values.json === true
   try {
-    return name === 'key' ? await keyCommand(values, parsed.positionals, json, io) : await storeCommand(name, values, parsed.positionals, json, io)
+    return name === 'key' ? await keyCommand(values, parsed.positionals, json, io) : await storeCommand(name, values, parsed.positionals, io)
   } catch (error) {
     if (error instanceof UsageError) {
       io.err(`middy-idempotency ${name}: ${error.message}\n\n${HELP[name]}`)
+      return USAGE
+    }
+    // The AWS SDK's own words for a missing region or credentials name no variable to set: ours do.
+    const setup = typeof values.table === 'string' ? awsSetupProblem(error) : undefined
+    if (setup !== undefined) {
+      io.err(`middy-idempotency ${name}: ${setup}`)
       return USAGE
     }
     const { name: kind = 'Error', message: said = String(error), operation, key } = (error ?? {}) as { name?: string, message?: string, operation?: string, key?: string }
@@ -83,72 +94,6 @@ export const run = async (argv: readonly string[], io: Io): Promise<number> => {
     if (json) io.out(JSON.stringify({ error: { name: kind, ...(operation === undefined ? {} : { operation }), ...(key === undefined ? {} : { key }), message } }))
     io.err(`middy-idempotency ${name}: ${error instanceof IdempotencyError ? message : `${kind}: ${message}`}`)
     return REFUSED
-  }
-}
-
-const storeCommand = async (name: Exclude<Command, 'key'>, values: Record<string, string | boolean | undefined>, positionals: string[], json: boolean, io: Io): Promise<number> => {
-  const status = values.status as string | undefined
-  if (status !== undefined && !STATUSES.includes(status as RecordStatus)) throw new UsageError(`--status is one of ${STATUSES.join(', ')}, not ${JSON.stringify(status)}`)
-  const wanted = name === 'list' ? 0 : 1
-  if (positionals.length !== wanted) throw new UsageError(wanted === 0 ? `takes no KEY (got ${positionals.join(' ')})` : 'takes one KEY: the stored key, namespace#sha256 (see the key command)')
-  const flags: StoreFlags = { tableOptions: {} }
-  for (const flag of ['table', 'redis', 'prefix'] as const) {
-    const value = values[flag]
-    if (typeof value === 'string') flags[flag] = value
-  }
-  for (const [flag, option] of Object.entries(TABLE_FLAGS)) {
-    const value = values[flag]
-    if (typeof value === 'string') (flags.tableOptions as Record<string, string>)[option] = value
-  }
-  const backend = await openBackend(flags)
-  try {
-    return await commands[name](backend, { key: positionals[0] as string, status: status as RecordStatus | undefined, force: values.force === true, json }, io)
-  } finally {
-    await backend.close()
-  }
-}
-
-interface Asked { key: string, status: RecordStatus | undefined, force: boolean, json: boolean }
-
-const commands: Record<Exclude<Command, 'key'>, (backend: Backend, asked: Asked, io: Io) => Promise<number>> = {
-  list: async (backend, { status, json }, io) => {
-    let skipped = 0
-    const views = await backend.list({
-      ...(status === undefined ? {} : { status }),
-      onPage: (read: number, skippedSoFar: number) => {
-        skipped = skippedSoFar
-        io.progress?.(`scanned ${read} records…`)
-      }
-    })
-    io.progress?.('')
-    io.out(json ? JSON.stringify(views) : listText(views))
-    // On stderr, so that --json stays one document: what was left out, and the likely why.
-    if (skipped > 0) {
-      io.err(`middy-idempotency list: ${skipped} ${skipped === 1 ? 'item that is not a record was' : 'items that are not records were'} skipped ` +
-        '(another library\'s records or other rows in a shared table, or records whose attribute names differ: pass the store\'s --*-attr flags)')
-    }
-    return DONE
-  },
-  inspect: async (backend, { key, json }, io) => {
-    const view = await backend.inspect(key)
-    if (view === undefined) {
-      if (json) io.out(JSON.stringify(null))
-      io.err(`middy-idempotency inspect: no record under ${key}`)
-      return REFUSED
-    }
-    io.out(json ? JSON.stringify(view) : inspectText(view))
-    return DONE
-  },
-  release: async (backend, { key, force, json }, io) => {
-    const result = await backend.release(key, force)
-    const text = releaseText(key, result)
-    if (json) io.out(JSON.stringify({ key, ...result }))
-    else if (result.released) io.out(text)
-    if (!result.released) {
-      if (!json) io.err(text)
-      return REFUSED
-    }
-    return DONE
   }
 }
 
@@ -181,10 +126,13 @@ const keyCommand = async (values: Record<string, string | boolean | undefined>, 
 }
 
 /** parseArgs' refusal in a line of our own: its text quotes the option unevenly and suggests `--`. */
-const parseProblem = (error: unknown): string => {
+const parseProblem = (error: unknown, known: readonly string[]): string => {
   const { code, message = String(error) } = (error ?? {}) as { code?: string, message?: string }
   const option = /'(-[^' ]+)/.exec(message)?.[1] ?? ''
-  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown option ${option}`
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    const nearest = option.startsWith('--') ? closest(option.slice(2), known) : undefined
+    return `unknown option ${option}${nearest === undefined ? '' : ` (did you mean --${nearest}?)`}`
+  }
   if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') return /argument missing/.test(message) ? `option ${option} needs a value` : `option ${option} takes no value`
   return message
 }

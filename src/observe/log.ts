@@ -71,12 +71,15 @@ export const errorFields = (error: unknown): Record<string, unknown> => {
   return { name: errorName(error), message: errorMessage(error), ...(typeof code === 'string' ? { code } : {}) }
 }
 
+/** A batch record's fate, in the lines of the outcomes that leave it to Lambda's retry. */
+const RETRIED = 'reported failed, to be retried'
+
 /** The level and words of each outcome: a line for every decision a person may need to find. */
 const LINES: Record<OutcomeKind, [Level, string]> = {
   completed: ['debug', 'ran and completed'],
   replayed: ['debug', 'duplicate: replayed the stored result'],
   'in-batch-copy': ['debug', 'duplicate in the same batch: shares its first copy\'s result'],
-  'in-progress': ['info', 'in progress in another invocation: reported failed, to be retried'],
+  'in-progress': ['info', `in progress in another invocation: ${RETRIED}`],
   'held-back': ['info', 'held back, not run: released, to be retried in order'],
   failed: ['warn', 'failed'],
   'failed-before': ['warn', 'replayed a failure stored before: not run'],
@@ -92,7 +95,10 @@ export const levelOf = (kind: OutcomeKind): Level => LINES[kind][0]
 
 /** The one line an outcome is logged as (each failure once: nothing else logs it). */
 export const logOutcome = (log: Log, outcome: OutcomeReport): void => {
-  const [level, words] = isUnclaimed(outcome) ? [LINES['store-error'][0], 'store error: not run, its claim failed; reported failed, to be retried'] : LINES[outcome.kind]
+  const unclaimed = isUnclaimed(outcome)
+  const [level, said] = unclaimed ? [LINES['store-error'][0], `store error: not run, its claim failed; ${RETRIED}`] : LINES[outcome.kind]
+  // A whole event (no record id) is no batch record that Lambda retries: say what its caller got.
+  const words = outcome.id !== undefined ? said : said.replace(RETRIED, unclaimed ? 'the caller got the error' : 'answered 409 (HTTP) or the error, not run')
   const { kind, error, ...fields } = outcome
   log[level]({ message: `idempotency: ${words}`, outcome: kind, ...fields, ...(error === undefined ? {} : { error }) })
 }

@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
 import middy from '@middy/core'
 import { randomUUID } from 'node:crypto'
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createClient } from 'redis'
 import { idempotency, MemoryStore, perRecord, type IdempotencyStore } from '../../../src/index.js'
 import { RedisStore } from '../../../src/redis.js'
 import { endpoint, freshTable } from '../../support/dynamodb.js'
 import { consumerProject, packPackage, removeScratch, runBin, type BinResult } from '../../support/installed-bin.js'
+import { keyOf } from '../../support/record-keys.js'
 import { redisUrl, uniquePrefix } from '../../support/redis.js'
 import { lambdaContext } from '../../support/sqs.js'
 
@@ -33,7 +34,7 @@ const seed = async (store: IdempotencyStore, namespace: string) => {
   const nowMs = Date.now()
   const nowS = Math.floor(nowMs / 1000)
   const claim = async (name: string, leaseMs: number): Promise<{ key: string, token: string }> => {
-    const key = `${namespace}#${name}`
+    const key = keyOf(namespace, name)
     const token = randomUUID()
     expect(await store.claim({ key, status: 'IN_PROGRESS', expiry: nowS + HOUR, inProgressExpiry: nowMs + leaseMs, leaseToken: token, payloadHash: 'ab12' }, nowMs)).toBeUndefined()
     return { key, token }
@@ -99,10 +100,10 @@ describe.each([['DynamoDB (--table)', dynamodbTarget], ['Redis (--redis)', redis
     expect(result.code).toBe(0)
     const lines = result.stdout.trimEnd().split('\n')
     expect(lines[0]).toMatch(/^KEY\s+STATUS\s+EXPIRES\s+LEASE\s+RESULT \/ ERROR$/)
-    expect(lines.slice(1).sort()).toEqual([
-      expect.stringMatching(new RegExp(`^${keys.live}\\s+IN_PROGRESS\\s+\\S+\\s+\\S+ \\(live\\)$`)),
-      expect.stringMatching(new RegExp(`^${keys.stuck}\\s+IN_PROGRESS\\s+\\S+\\s+\\S+ \\(lapsed\\)$`))
-    ].sort((a, b) => String(a).localeCompare(String(b))))
+    // One line per record, in the order the store returns them: each found by its key.
+    expect(lines).toHaveLength(3)
+    expect(lines.find((line) => line.startsWith(keys.live))).toMatch(new RegExp(`^${keys.live}\\s+IN_PROGRESS\\s+\\S+\\s+\\S+ \\(live\\)$`))
+    expect(lines.find((line) => line.startsWith(keys.stuck))).toMatch(new RegExp(`^${keys.stuck}\\s+IN_PROGRESS\\s+\\S+\\s+\\S+ \\(lapsed\\)$`))
   })
 
   test('inspect: status, expiry, lease, payload hash and the error; not found is exit 1', async () => {
@@ -165,12 +166,18 @@ describe('usage', () => {
     }
   })
 
+  test('--version prints the installed package\'s version', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
+    expect(await runBin(bin, ['--version'])).toMatchObject({ code: 0, stdout: `${version}\n`, stderr: '' })
+  })
+
   test.each([
     [['list'], /name the store: --table NAME \(DynamoDB\) or --redis URL/],
     [['list', '--table', 't', '--redis', 'redis://localhost'], /one of them/],
     [['list', '--table', 't', '--status', 'DONE'], /--status is one of IN_PROGRESS, COMPLETED, FAILED/],
     [['inspect', '--table', 't'], /takes one KEY/],
-    [['release', 'k', '--table', 't', '--frce'], /^middy-idempotency release: unknown option --frce\n/],
+    [['release', 'k', '--table', 't', '--frce'], /^middy-idempotency release: unknown option --frce \(did you mean --force\?\)\n/],
+    [['lst', '--table', 't'], /^middy-idempotency: unknown command "lst" \(did you mean "list"\?\)\n/],
     [['purge'], /unknown command "purge"/],
     [['key'], /--event FILE is required/],
     [['list', '--redis', 'localhost:6379'], /--redis takes a URL such as redis:\/\/localhost:6379/]
@@ -194,6 +201,15 @@ describe('Redis clients', () => {
       expect(await client.exists(`${keyPrefix}${keys.failed}`)).toBe(0)
     } finally {
       await client.close()
+    }
+  })
+
+  test('with no AWS SDK installed, --table says what to install (exit 2)', async () => {
+    const bare = consumerProject(tarball, 'no-aws-sdk', [])
+    for (const command of [['list'], ['create-table']]) {
+      const result = await runBin(bare, [...command, '--table', 'IdempotencyStore'])
+      expect(result.code).toBe(2)
+      expect(result.stderr).toContain('--table needs the AWS SDK for DynamoDB, and middy-idempotency brings none: install @aws-sdk/client-dynamodb in this project')
     }
   })
 

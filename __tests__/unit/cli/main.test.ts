@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from '@jest/globals'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { run } from '../../../src/cli/main.js'
@@ -69,4 +69,24 @@ test('attribute flags naming one attribute twice are a usage error naming both f
   const { code, err } = await cli('list', '--table', 'T', '--lease-token-attr', 'payloadHash')
   expect(code).toBe(2)
   expect(err).toMatch(/^middy-idempotency list: --lease-token-attr and --payload-hash-attr both name attribute 'payloadHash'/)
+})
+
+test('--version prints the package\'s version, exit 0', async () => {
+  const { version } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
+  expect(await cli('--version')).toEqual({ code: 0, out: `${version}\n`, err: '' })
+})
+
+test('a misspelt command gets a suggestion, as a misspelt option does', async () => {
+  const { code, err } = await cli('lst', '--table', 'T')
+  expect(code).toBe(2)
+  expect(err).toMatch(/^middy-idempotency: unknown command "lst" \(did you mean "list"\?\)\n/)
+  const option = await cli('release', 'k', '--table', 'T', '--frce')
+  expect(option.code).toBe(2)
+  expect(option.err).toMatch(/^middy-idempotency release: unknown option --frce \(did you mean --force\?\)\n/)
+})
+
+test('a command far from every command is named, with the list of commands', async () => {
+  const { code, err } = await cli('purge')
+  expect(code).toBe(2)
+  expect(err).toMatch(/^middy-idempotency: unknown command "purge"\n\nUsage: middy-idempotency <command>/)
 })

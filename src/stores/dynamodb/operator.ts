@@ -1,7 +1,7 @@
 import { DeleteItemCommand, GetItemCommand, ScanCommand, type ScanCommandInput } from '@aws-sdk/client-dynamodb'
 import { IdempotencyConfigError, IdempotencyStoreError, type StoreOperation } from '../../errors.js'
-import { inspectFrom, listFrom, releaseFrom, type ListOptions, type RecordView, type ReleaseResult } from '../operator/records.js'
-import type { RecordPage, RecordTable } from '../operator/table.js'
+import { inspectFrom, listFrom, releaseFrom, type ListOptions, type RecordView, type ReleaseOptions, type ReleaseResult } from '../operator/records.js'
+import type { ExpectedRecord, RecordPage, RecordTable } from '../operator/table.js'
 import type { RecordStatus } from '../store.js'
 import { tableAccessOf, type TableAccess } from './access.js'
 import { checkedRecordOf } from './checked-item.js'
@@ -9,7 +9,7 @@ import { keyItem, type Item } from './items.js'
 import { explainKeySchemaMismatch, isKeySchemaMismatch } from './table-check.js'
 import type { DynamoDBStore } from './dynamodb-store.js'
 
-export type { ListOptions, RecordView, ReleaseResult }
+export type { ListOptions, RecordView, ReleaseOptions, ReleaseResult }
 
 /** A key no record has (records are `namespace#sha256`): reading it checks the table's key schema. */
 const SCHEMA_PROBE_KEY = 'middy-idempotency key schema check'
@@ -51,10 +51,10 @@ export const recordTable = (store: DynamoDBStore): RecordTable => {
       return record
     },
     deleteIf: async (key, expected) => {
-      if (!RELEASABLE.includes(expected.status)) throw new IdempotencyConfigError(`only an IN_PROGRESS or FAILED record is ever deleted, not ${String(expected.status)}`)
+      if (!deletable(expected)) throw new IdempotencyConfigError(`only an IN_PROGRESS or FAILED record, or a COMPLETED one by its token, is ever deleted, not ${String(expected.status)}`)
       // The status set and a numeric expiry in the condition too: whatever was read, nothing but a record of ours is deleted.
-      const values: Item = { ':status': { S: expected.status }, ':inProgress': { S: 'IN_PROGRESS' }, ':failed': { S: 'FAILED' }, ':number': { S: 'N' } }
-      let condition = '#status IN (:inProgress, :failed) AND #status = :status AND attribute_type(#expiry, :number) AND '
+      const values: Item = { ':status': { S: expected.status }, ':inProgress': { S: 'IN_PROGRESS' }, ':failed': { S: 'FAILED' }, ':completed': { S: 'COMPLETED' }, ':number': { S: 'N' } }
+      let condition = '#status IN (:inProgress, :failed, :completed) AND #status = :status AND attribute_type(#expiry, :number) AND '
       if (expected.leaseToken === undefined) condition += 'attribute_not_exists(#token)'
       else {
         condition += '#token = :token'
@@ -80,6 +80,10 @@ export const recordTable = (store: DynamoDBStore): RecordTable => {
 }
 
 const RELEASABLE: readonly RecordStatus[] = ['IN_PROGRESS', 'FAILED']
+
+/** An IN_PROGRESS or FAILED record; a COMPLETED one only fenced by its token (release --completed). */
+const deletable = (expected: ExpectedRecord): boolean =>
+  RELEASABLE.includes(expected.status) || (expected.status === 'COMPLETED' && expected.leaseToken !== undefined)
 
 /**
  * The table's records, one `Scan` page at a time (1 MB each), strongly consistent; only this
@@ -159,16 +163,19 @@ export const inspectRecord = async (store: DynamoDBStore, key: string, options: 
 
 /**
  * Deletes a FAILED record, or an IN_PROGRESS one whose lease lapsed (a live lease only with
- * `force`), so that the next delivery runs; never a COMPLETED one, and never an item that is not
- * a record of this store (another library's, an application's row): that throws an
- * `IdempotencyStoreError` saying what it is missing. The delete is conditioned on
- * the token and status it read: a record completed or taken over meanwhile is left alone.
+ * `force`), so that the next delivery runs; a COMPLETED one only with `completed` (and then
+ * nothing else). Never an item that is not a record of this store (another library's, an
+ * application's row): that throws an `IdempotencyStoreError` saying what it is missing. The
+ * delete is conditioned on the token and status it read: a record completed or taken over
+ * meanwhile is left alone.
  *
  * @example
  * ```ts
  * const result = await releaseRecord(store, key)
  * if (!result.released) console.log(`not released: ${result.reason}`)
+ * // Run a completed payment's work again, only if it is still the record shown to the operator:
+ * await releaseRecord(store, key, { completed: true, leaseToken: shown.leaseToken })
  * ```
  */
-export const releaseRecord = async (store: DynamoDBStore, key: string, options: { force?: boolean, now?: () => number } = {}): Promise<ReleaseResult> =>
+export const releaseRecord = async (store: DynamoDBStore, key: string, options: ReleaseOptions = {}): Promise<ReleaseResult> =>
   await releaseFrom(recordTable(store), key, options)

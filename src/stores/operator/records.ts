@@ -1,6 +1,7 @@
 import { isClaimable, type IdempotencyRecord, type RecordStatus } from '../store.js'
 import { IdempotencyStoreError } from '../../errors.js'
 import type { RecordTable } from './table.js'
+import { keyProblem } from './ownership.js'
 
 /**
  * Why `record` is not one a release may delete, whatever its store let through: only an
@@ -8,9 +9,11 @@ import type { RecordTable } from './table.js'
  * expiry, is ours to remove.
  */
 const notReleasable = (record: IdempotencyRecord): string | undefined => {
-  if (record.status !== 'IN_PROGRESS' && record.status !== 'FAILED') return `its status ${JSON.stringify(record.status)} is neither IN_PROGRESS nor FAILED`
+  if (!['IN_PROGRESS', 'FAILED', 'COMPLETED'].includes(record.status)) return `its status ${JSON.stringify(record.status)} is none of IN_PROGRESS, FAILED, COMPLETED`
   if (!Number.isFinite(record.expiry)) return 'its expiry is not a number'
   if (record.status === 'IN_PROGRESS' && (record.leaseToken === undefined || !Number.isFinite(record.inProgressExpiry))) return 'it is IN_PROGRESS without a lease token and lease end'
+  // The delete of a COMPLETED record is fenced on its token: without one it could not be.
+  if (record.status === 'COMPLETED' && record.leaseToken === undefined) return 'it is COMPLETED without a lease token'
   return undefined
 }
 
@@ -68,12 +71,32 @@ export interface ListOptions {
 export type ReleaseResult =
   | { released: true, record: RecordView }
   /**
-   * `not-found`: no record under the key. `completed`: a COMPLETED record is never released (its
-   * result is what a redelivery must get). `live-lease`: IN_PROGRESS and its lease is live (its
-   * work may be running); `force` releases it. `changed`: the record changed between the read and
-   * the conditional delete (completed, taken over): nothing was removed.
+   * `not-found`: no record under the key. `completed`: a COMPLETED record is released only with
+   * `completed` (its result is what a redelivery gets). `not-completed`: `completed` was asked and
+   * the record is IN_PROGRESS or FAILED. `live-lease`: IN_PROGRESS and its lease is live (its work
+   * may be running); `force` releases it. `changed`: the record changed between the read and the
+   * conditional delete (completed, taken over), or is not the one `leaseToken` names: nothing was
+   * removed.
    */
-  | { released: false, reason: 'not-found' | 'completed' | 'live-lease' | 'changed', record?: RecordView }
+  | { released: false, reason: 'not-found' | 'completed' | 'not-completed' | 'live-lease' | 'changed', record?: RecordView }
+
+/** Options of {@link releaseFrom} (and of each store's `releaseRecord`). */
+export interface ReleaseOptions {
+  /** Release an IN_PROGRESS record whose lease is live: its work may still be running. [false] */
+  force?: boolean
+  /**
+   * Remove the COMPLETED record under the key, so that its work runs again on the next delivery;
+   * nothing else (`not-completed`). Ask whoever decides first: a payment runs twice. [false]
+   */
+  completed?: boolean
+  /**
+   * Remove the record only if it is still the one read before (its `leaseToken` in the view shown
+   * to the operator): a record that replaced it, claimed again since, is left alone. [any]
+   */
+  leaseToken?: string
+  /** The clock (epoch ms). [`Date.now`] */
+  now?: () => number
+}
 
 const PREVIEW_CHARS = 120
 
@@ -108,8 +131,13 @@ export const listFrom = async (table: RecordTable, options: ListOptions = {}): P
   let skipped = 0
   const filter = { ...(options.status === undefined ? {} : { status: options.status }), ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }) }
   for await (const page of table.pages(filter)) {
-    for (const record of page.records) if (options.status === undefined || record.status === options.status) found.push(viewOf(record, nowMs, options.previewChars))
-    skipped += page.skipped
+    let foreign = 0
+    for (const record of page.records) {
+      // A record of our form under a key we never write is someone else's (ownership.ts).
+      if (keyProblem(record.key) !== undefined) foreign++
+      else if (options.status === undefined || record.status === options.status) found.push(viewOf(record, nowMs, options.previewChars))
+    }
+    skipped += page.skipped + foreign
     options.onPage?.(found.length, skipped)
   }
   return found
@@ -117,23 +145,36 @@ export const listFrom = async (table: RecordTable, options: ListOptions = {}): P
 
 /** The record under `key`, or undefined. */
 export const inspectFrom = async (table: RecordTable, key: string, options: { now?: () => number, previewChars?: number } = {}): Promise<RecordView | undefined> => {
-  const record = await table.get(key)
+  const record = ours(key, await table.get(key))
   return record === undefined ? undefined : viewOf(record, (options.now ?? Date.now)(), options.previewChars ?? 2000)
+}
+
+/** `record`, when it is one of ours; refused with why it is not (ownership.ts). */
+export const ours = <T extends IdempotencyRecord | undefined>(key: string, record: T): T => {
+  const problem = record === undefined ? undefined : keyProblem(key)
+  if (problem !== undefined) throw new IdempotencyStoreError('read', `${key} is not a middy-idempotency record: ${problem}`, { key })
+  return record
 }
 
 /**
  * Removes a FAILED record, or an IN_PROGRESS one whose lease lapsed (a live one only with
- * `force`), so that the next delivery runs. The delete is conditioned on the token and status
- * read, and without `force` on the lease having lapsed: a record that completes or is taken
- * over meanwhile is left alone.
+ * `force`), or with `completed` only a COMPLETED one, so that the next delivery runs. The
+ * delete is conditioned on the token and status read, and without `force` on the lease having
+ * lapsed: a record that completes or is taken over meanwhile is left alone.
  */
-export const releaseFrom = async (table: RecordTable, key: string, options: { force?: boolean, now?: () => number } = {}): Promise<ReleaseResult> => {
+export const releaseFrom = async (table: RecordTable, key: string, options: ReleaseOptions = {}): Promise<ReleaseResult> => {
   const nowMs = (options.now ?? Date.now)()
-  const record = await table.get(key)
+  const record = ours(key, await table.get(key))
   if (record === undefined) return { released: false, reason: 'not-found' }
-  const foreign = record.status === 'COMPLETED' ? undefined : notReleasable(record)
+  const foreign = notReleasable(record)
   if (foreign !== undefined) throw new IdempotencyStoreError('release', `${key} is not a middy-idempotency record: ${foreign}`, { key })
   const view = viewOf(record, nowMs)
+  if (options.leaseToken !== undefined && record.leaseToken !== options.leaseToken) return { released: false, reason: 'changed', record: view }
+  if (options.completed === true) {
+    if (record.status !== 'COMPLETED') return { released: false, reason: 'not-completed', record: view }
+    const deleted = await table.deleteIf(key, { leaseToken: record.leaseToken, status: 'COMPLETED' })
+    return deleted ? { released: true, record: view } : await changed(table, key, nowMs)
+  }
   if (record.status === 'COMPLETED') return { released: false, reason: 'completed', record: view }
   const live = record.status === 'IN_PROGRESS' && (record.inProgressExpiry ?? 0) >= nowMs
   if (live && options.force !== true) return { released: false, reason: 'live-lease', record: view }
@@ -142,9 +183,11 @@ export const releaseFrom = async (table: RecordTable, key: string, options: { fo
     status: record.status,
     ...(record.status === 'IN_PROGRESS' && options.force !== true ? { leaseLapsedBefore: nowMs } : {})
   })
-  if (!deleted) {
-    const now = await table.get(key)
-    return { released: false, reason: 'changed', ...(now === undefined ? {} : { record: viewOf(now, nowMs) }) }
-  }
-  return { released: true, record: view }
+  return deleted ? { released: true, record: view } : await changed(table, key, nowMs)
+}
+
+/** The answer when the conditional delete found the record changed: what is there now. */
+const changed = async (table: RecordTable, key: string, nowMs: number): Promise<ReleaseResult> => {
+  const now = await table.get(key)
+  return { released: false, reason: 'changed', ...(now === undefined ? {} : { record: viewOf(now, nowMs) }) }
 }

@@ -16,7 +16,8 @@ export interface RecordTable {
   /**
    * Deletes the record under `key` only while its lease token is `leaseToken` and its status is
    * `status`, and, when `leaseLapsedBefore` is given, its lease ended before that time (epoch ms).
-   * Resolves whether it was deleted: never an unconditional delete.
+   * A COMPLETED record only with its token. Resolves whether it was deleted: never an
+   * unconditional delete.
    */
   deleteIf: (key: string, expected: ExpectedRecord) => Promise<boolean>
 }

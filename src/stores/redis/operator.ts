@@ -1,11 +1,11 @@
 import { IdempotencyConfigError, IdempotencyStoreError, type StoreOperation } from '../../errors.js'
-import { inspectFrom, listFrom, releaseFrom, type ListOptions, type RecordView, type ReleaseResult } from '../operator/records.js'
+import { inspectFrom, listFrom, releaseFrom, type ListOptions, type RecordView, type ReleaseOptions, type ReleaseResult } from '../operator/records.js'
 import type { RecordPage, RecordTable } from '../operator/table.js'
 import { redisAccessOf, type RedisAccess } from './access.js'
 import { recordOf } from './record.js'
 import type { RedisStore } from './redis-store.js'
 
-export type { ListOptions, RecordView, ReleaseResult }
+export type { ListOptions, RecordView, ReleaseOptions, ReleaseResult }
 
 /**
  * KEYS[1] the record; ARGV status, lease token ('' for none), and the time (epoch ms) its lease
@@ -57,7 +57,11 @@ export const recordTable = (store: RedisStore): RecordTable => {
       return record
     },
     deleteIf: async (key, expected) => {
-      if (expected.status !== 'IN_PROGRESS' && expected.status !== 'FAILED') throw new IdempotencyConfigError(`only an IN_PROGRESS or FAILED record is ever deleted, not ${String(expected.status)}`)
+      // A COMPLETED record only fenced by its token (release --completed).
+      const completedByToken = expected.status === 'COMPLETED' && expected.leaseToken !== undefined
+      if (expected.status !== 'IN_PROGRESS' && expected.status !== 'FAILED' && !completedByToken) {
+        throw new IdempotencyConfigError(`only an IN_PROGRESS or FAILED record, or a COMPLETED one by its token, is ever deleted, not ${String(expected.status)}`)
+      }
       try {
         const reply = await connection.send(prefix + key, ['EVAL', DELETE_IF, '1', prefix + key,
           expected.status, expected.leaseToken ?? '', expected.leaseLapsedBefore === undefined ? '' : String(expected.leaseLapsedBefore)])
@@ -125,7 +129,8 @@ export const inspectRecord = async (store: RedisStore, key: string, options: { n
 
 /**
  * Deletes a FAILED record, or an IN_PROGRESS one whose lease lapsed (a live lease only with
- * `force`), so that the next delivery runs; never a COMPLETED one, and never an item that is not
+ * `force`), so that the next delivery runs; a COMPLETED one only with `completed` (fenced on
+ * its token, as the others), and never an item that is not
  * a record of this store (another library's, an application's row): that throws an
  * `IdempotencyStoreError` saying what it is missing. One script checks the token
  * and status read (and the lapsed lease) and deletes, atomically.
@@ -135,5 +140,5 @@ export const inspectRecord = async (store: RedisStore, key: string, options: { n
  * const result = await releaseRecord(store, key, { force: true })
  * ```
  */
-export const releaseRecord = async (store: RedisStore, key: string, options: { force?: boolean, now?: () => number } = {}): Promise<ReleaseResult> =>
+export const releaseRecord = async (store: RedisStore, key: string, options: ReleaseOptions = {}): Promise<ReleaseResult> =>
   await releaseFrom(recordTable(store), key, options)
