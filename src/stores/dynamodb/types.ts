@@ -62,6 +62,15 @@ export interface DynamoDBStoreOptions {
    * `effects: 'transact-only'` is refused too. [none: `transact` is refused]
    */
   transactions?: DynamoDBTransactions
+  /**
+   * Whether the writes of a batch are grouped: its claims, completions, failures and releases go
+   * out as PartiQL `BatchExecuteStatement` requests of up to 25 statements, each fenced as its
+   * single-item form. A write made alone (a whole event's) is still one single-item request. The
+   * role needs `dynamodb:PartiQLInsert`, `PartiQLUpdate`, `PartiQLDelete` and `PartiQLSelect`;
+   * without them the store warns once and sends single-item requests. `false` sends
+   * single-item requests only. [`true`]
+   */
+  groupWrites?: boolean
 }
 
 /**
