@@ -1,6 +1,6 @@
 import { CreateTableCommand, DeleteTableCommand, DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb'
 import { createIdempotencyTable, localClientConfig } from '../../scripts/dynamodb-local.mjs'
-import { DynamoDBStore, type DynamoDBStoreOptions } from '../../src/dynamodb.js'
+import { DynamoDBStore, type DynamoDBAwsLiteClient, type DynamoDBStoreOptions } from '../../src/dynamodb.js'
 import type { IdempotencyStore } from '../../src/index.js'
 
 let tables = 0
@@ -48,6 +48,26 @@ export const userTable = async (client: DynamoDBClient, what: string, keyAttr: s
   const tableName = `${what}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`
   await client.send(new CreateTableCommand({ TableName: tableName, KeySchema: [{ AttributeName: keyAttr, KeyType: 'HASH' }], AttributeDefinitions: [{ AttributeName: keyAttr, AttributeType: 'S' }], BillingMode: 'PAY_PER_REQUEST' }))
   return { tableName, drop: async () => { await client.send(new DeleteTableCommand({ TableName: tableName })) } }
+}
+
+/**
+ * An `@aws-lite/client` for DynamoDB Local, with its DynamoDB plugin (the store uses the raw
+ * request call either way). DynamoDB Local takes any region and credentials. `sent` notes the
+ * operation of every request (`PutItem`, `BatchExecuteStatement`...).
+ */
+export const awsLiteClient = async (): Promise<{ client: DynamoDBAwsLiteClient, sent: string[] }> => {
+  const { default: awsLite } = await import('@aws-lite/client')
+  // The plugin ships no types; a path held in a variable imports as any.
+  const plugin = '@aws-lite/dynamodb'
+  const plain = await awsLite({
+    region: 'us-east-1', accessKeyId: 'local', secretAccessKey: 'local', endpoint: endpoint(), plugins: [import(plugin)], retries: 1
+  })
+  const sent: string[] = []
+  const client = Object.assign(async (request: Parameters<DynamoDBAwsLiteClient>[0]) => {
+    sent.push(String(request.headers?.['X-Amz-Target']).replace(/^DynamoDB_20120810\./, ''))
+    return await plain(request)
+  }, { config: (plain as unknown as { config: object }).config })
+  return { client, sent }
 }
 
 let companions = 0

@@ -1,11 +1,3 @@
-import {
-  BatchExecuteStatementCommand,
-  BatchGetItemCommand,
-  DeleteItemCommand,
-  DynamoDBClient,
-  PutItemCommand,
-  UpdateItemCommand
-} from '@aws-sdk/client-dynamodb'
 import { IdempotencyConfigError, type IdempotencyStoreError, type StoredError, type StoreOperation } from '../../errors.js'
 import type { ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, IdempotencyStore, StoreCallOptions, StoreLimits } from '../store.js'
 import { definedOptions, refuseUnknownOptions } from '../../unknown-options.js'
@@ -18,9 +10,10 @@ import { claimCondition } from './claim-condition.js'
 import { completionUpdate, failureUpdate, leaseFence } from './completion.js'
 import { GroupedWrites, type Grouped, type StatementAnswer } from './grouped.js'
 import { Statements, type Statement } from './statements.js'
-import type { AttributeNames, DynamoDBSender, DynamoDBStoreOptions, DynamoDBTransactions, TransactItem } from './types.js'
+import type { AttributeNames, DynamoDBAwsLiteClient, DynamoDBSender, DynamoDBStoreOptions, DynamoDBTransactions, TransactItem } from './types.js'
+import { loadSdk, wireOf, type DynamoDBWire } from './wire.js'
 
-export type { DynamoDBSender, DynamoDBStoreOptions }
+export type { DynamoDBAwsLiteClient, DynamoDBSender, DynamoDBStoreOptions }
 
 /** The attribute names when not set, in the order errors name them (no sort key unless `sortKeyAttr` is set). */
 const ATTRIBUTES: AttributeNames = {
@@ -89,7 +82,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
   readonly name = 'DynamoDBStore'
   readonly tableName: string
   readonly limits: StoreLimits
-  readonly #client: DynamoDBSender
+  readonly #client: DynamoDBWire
   /** The PartiQL statements of grouped writes, and the writer that groups them; absent with `groupWrites: false`. */
   readonly #statements: Statements
   readonly #grouped: GroupedWrites | undefined
@@ -111,9 +104,6 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     if (typeof options?.tableName !== 'string' || options.tableName === '') {
       throw new IdempotencyConfigError('DynamoDBStore: tableName must be a non-empty string')
     }
-    if (options.client !== undefined && typeof options.client?.send !== 'function') {
-      throw new IdempotencyConfigError('DynamoDBStore: client must be a DynamoDBClient or a DynamoDBDocumentClient')
-    }
     if (options.groupWrites !== undefined && typeof options.groupWrites !== 'boolean') {
       throw new IdempotencyConfigError('DynamoDBStore: groupWrites must be true or false')
     }
@@ -121,7 +111,8 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     this.#names = { ...ATTRIBUTES, ...definedOptions(names) }
     refuseSharedAttributes(this.#names)
     this.tableName = tableName
-    this.#client = client ?? new DynamoDBClient(clientConfig ?? {})
+    // The SDK is imported only to make the default client: an @aws-lite/client never loads it.
+    this.#client = wireOf(client, async () => new (await loadSdk()).DynamoDBClient(clientConfig ?? {}))
     this.#sortKeyValue = sortKeyValue ?? 'idempotency'
     registerTable(this, { client: this.#client, tableName, names: this.#names, sortKeyValue: this.#sortKeyValue })
     this.#fit = tableFit(this.#client, tableName, this.#names, (key) => this.#keyOf(key))
@@ -183,10 +174,10 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     await Promise.all(chunks.map(async (chunk) => {
       try {
         await this.#fit.ready()
-        const output = await this.#client.send(new BatchGetItemCommand({
+        const output = await this.#client.send('BatchGetItem', {
           // A claim decision needs the latest write, so reads are strongly consistent.
           RequestItems: { [this.tableName]: { Keys: chunk.map((key) => this.#keyOf(key)), ConsistentRead: true } }
-        }), abortable(options))
+        }, options) as { Responses?: Record<string, Item[]> }
         // Keys left in UnprocessedKeys are simply not returned: the caller claims them instead.
         for (const item of output.Responses?.[this.tableName] ?? []) {
           const record = this.#fromItem(item)
@@ -202,11 +193,11 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
   /** The claim's conditional PutItem: a refused claim returns the record in the way (ALL_OLD). */
   async #claimAlone (record: ClaimRecord, nowMs: number, options: StoreCallOptions | undefined): Promise<IdempotencyRecord | undefined> {
     try {
-      await this.#client.send(new PutItemCommand({
+      await this.#client.send('PutItem', {
         TableName: this.tableName,
         Item: this.#toItem(record),
         ...claimCondition(this.#names, nowMs)
-      }), abortable(options))
+      }, options)
       return undefined
     } catch (error) {
       const old = isConditionFailure(error) ? (error as { Item?: Item }).Item : undefined
@@ -272,9 +263,9 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
       ExpressionAttributeValues: { ...values, ...fence.ExpressionAttributeValues }
     }
     try {
-      await this.#client.send(update === undefined
-        ? new DeleteItemCommand(common)
-        : new UpdateItemCommand({ ...common, UpdateExpression: update }), abortable(options))
+      await (update === undefined
+        ? this.#client.send('DeleteItem', common, options)
+        : this.#client.send('UpdateItem', { ...common, UpdateExpression: update }, options))
       return true
     } catch (error) {
       if (isConditionFailure(error)) return false
@@ -291,8 +282,8 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
   #groupedWrites (): GroupedWrites {
     return new GroupedWrites({
       execute: async (statements, signal) => {
-        const output = await this.#client.send(new BatchExecuteStatementCommand({ Statements: statements }), signal === undefined ? {} : { abortSignal: signal })
-        return (output.Responses ?? []) as StatementAnswer[]
+        const output = await this.#client.send('BatchExecuteStatement', { Statements: statements }, { signal }) as { Responses?: StatementAnswer[] }
+        return output.Responses ?? []
       },
       refused: (error) => {
         const message = error as { Message?: string, message?: string } | undefined
