@@ -4,6 +4,11 @@
  */
 export { DynamoDBStore } from './stores/dynamodb/dynamodb-store.js'
 export { transactions } from './stores/dynamodb/transaction.js'
-export type { CommitTarget, DynamoDBSender, DynamoDBStoreOptions, DynamoDBTransactions, TransactEntry, TransactItem } from './stores/dynamodb/types.js'
-export { listRecords, inspectRecord, releaseRecord, type ListOptions, type RecordView, type ReleaseOptions, type ReleaseResult } from './stores/dynamodb/operator.js'
+export type {
+  CommitTarget, DynamoDBAwsLiteClient, DynamoDBOperation, DynamoDBSender, DynamoDBStoreOptions, DynamoDBTransactions, DynamoDBWire,
+  TransactEntry, TransactItem
+} from './stores/dynamodb/types.js'
+export {
+  listRecords, inspectRecord, releaseRecord, type ListOptions, type RecordView, type ReleaseOptions, type ReleaseResult
+} from './stores/dynamodb/operator.js'
 export { createTable, type CreateTableOptions, type CreateTableResult } from './stores/dynamodb/create-table.js'

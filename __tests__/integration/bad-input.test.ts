@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
 import {
+  BatchExecuteStatementCommand,
   BatchGetItemCommand,
   DeleteItemCommand,
   DynamoDBServiceException,
   PutItemCommand,
   ScanCommand,
   UpdateItemCommand,
+  type BatchExecuteStatementCommandInput,
   type PutItemCommandInput
 } from '@aws-sdk/client-dynamodb'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
@@ -336,6 +338,19 @@ describe.each(middyVersions)('bad input, %s', (_, middy) => {
       mock.on(UpdateItemCommand).callsFake(async (input) => await real.send(new UpdateItemCommand(input)))
       mock.on(DeleteItemCommand).callsFake(async (input) => await real.send(new DeleteItemCommand(input)))
       mock.on(BatchGetItemCommand).callsFake(async (input) => await real.send(new BatchGetItemCommand(input)))
+      // Grouped writes: IAM refuses the statement of the bad record's key alone; the others are sent.
+      mock.on(BatchExecuteStatementCommand).callsFake(async (input: BatchExecuteStatementCommandInput) => {
+        const statements = input.Statements ?? []
+        const isDenied = (i: number): boolean => statements[i]?.Parameters?.some((p) => p.S === deniedKey) === true
+        const allowed = statements.filter((_, i) => !isDenied(i))
+        const answers = allowed.length === 0 ? [] : (await real.send(new BatchExecuteStatementCommand({ Statements: allowed }))).Responses ?? []
+        let next = 0
+        return {
+          Responses: statements.map((_, i) => isDenied(i)
+            ? { Error: { Code: 'AccessDenied', Message: `not authorized to perform: dynamodb:PartiQLInsert on resource: ${table.tableName}` } }
+            : answers[next++])
+        }
+      })
       try {
         const run = consumer({ store: new DynamoDBStore({ tableName: table.tableName, client: denied }) })
         deniedKey = storedKey(run.namespace, bad.messageId)

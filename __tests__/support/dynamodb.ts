@@ -1,6 +1,7 @@
 import { CreateTableCommand, DeleteTableCommand, DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb'
 import { createIdempotencyTable, localClientConfig } from '../../scripts/dynamodb-local.mjs'
-import { DynamoDBStore, type DynamoDBStoreOptions } from '../../src/dynamodb.js'
+import { DynamoDBStore, type DynamoDBAwsLiteClient, type DynamoDBStoreOptions } from '../../src/dynamodb.js'
+import type { IdempotencyStore } from '../../src/index.js'
 
 let tables = 0
 
@@ -47,4 +48,44 @@ export const userTable = async (client: DynamoDBClient, what: string, keyAttr: s
   const tableName = `${what}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`
   await client.send(new CreateTableCommand({ TableName: tableName, KeySchema: [{ AttributeName: keyAttr, KeyType: 'HASH' }], AttributeDefinitions: [{ AttributeName: keyAttr, AttributeType: 'S' }], BillingMode: 'PAY_PER_REQUEST' }))
   return { tableName, drop: async () => { await client.send(new DeleteTableCommand({ TableName: tableName })) } }
+}
+
+/**
+ * An `@aws-lite/client` for DynamoDB Local, with its DynamoDB plugin (the store uses the raw
+ * request call either way). DynamoDB Local takes any region and credentials. `sent` notes the
+ * operation of every request (`PutItem`, `BatchExecuteStatement`...).
+ */
+export const awsLiteClient = async (): Promise<{ client: DynamoDBAwsLiteClient, sent: string[] }> => {
+  const { default: awsLite } = await import('@aws-lite/client')
+  // The plugin ships no types; a path held in a variable imports as any.
+  const plugin = '@aws-lite/dynamodb'
+  const plain = await awsLite({
+    region: 'us-east-1', accessKeyId: 'local', secretAccessKey: 'local', endpoint: endpoint(), plugins: [import(plugin)], retries: 1
+  })
+  const sent: string[] = []
+  const client = Object.assign(async (request: Parameters<DynamoDBAwsLiteClient>[0]) => {
+    sent.push(String(request.headers?.['X-Amz-Target']).replace(/^DynamoDB_20120810\./, ''))
+    return await plain(request)
+  }, { config: (plain as unknown as { config: object }).config })
+  return { client, sent }
+}
+
+let companions = 0
+
+/**
+ * `store` with each claim, completion, failure and release made beside a companion call of a
+ * key no test uses (a claim, or a release of no record), in the same burst: a grouping store
+ * sends the two as one BatchExecuteStatement, where alone the call would be its single-item request.
+ */
+export const groupedCalls = (store: DynamoDBStore): IdempotencyStore => {
+  const companionKey = (): string => `companion#${process.pid}-${++companions}`
+  const beside = async <T>(call: Promise<T>, companion: Promise<unknown>): Promise<T> => (await Promise.all([call, companion]))[0]
+  return {
+    limits: store.limits,
+    claim: async (record, nowMs, options) => await beside(store.claim(record, nowMs, options), store.claim({ ...record, key: companionKey() }, nowMs)),
+    complete: async (key, token, outcome, options) => await beside(store.complete(key, token, outcome, options), store.release(companionKey(), token)),
+    fail: async (key, token, outcome, options) => await beside(store.fail(key, token, outcome, options), store.release(companionKey(), token)),
+    release: async (key, token, options) => await beside(store.release(key, token, options), store.release(companionKey(), token)),
+    read: async (keys, options) => await store.read(keys, options)
+  }
 }

@@ -83,19 +83,29 @@ describe('DynamoDBStore on DynamoDB Local', () => {
     expect(Object.values(sent[0]?.input.RequestItems as Record<string, { ConsistentRead: boolean }>)[0]?.ConsistentRead).toBe(true)
   })
 
-  test('through the middleware: a new record costs 2 requests, a redelivered batch of 20 costs one read', async () => {
-    const handler = middy<SQSEvent>()
+  test('through the middleware: a batch of 20 new records costs 2 grouped requests (40 single-item ones without grouping), a redelivered batch of 20 costs one read', async () => {
+    const grouped = middy<SQSEvent>()
       .use(idempotency({ store: table.store, namespace: 'costs', logger: false }))
       .handler(async (event) => await Promise.allSettled(event.Records.map(async () => 'ok')))
     const records = Array.from({ length: 20 }, (_, i) => sqsRecord({ i }))
     sent.length = 0
-    await handler(sqsEvent(records), lambdaContext())
-    expect(sent.filter((s) => s.command === 'PutItemCommand')).toHaveLength(20)
-    expect(sent.filter((s) => s.command === 'UpdateItemCommand')).toHaveLength(20)
-    expect(sent).toHaveLength(40)
+    await grouped(sqsEvent(records), lambdaContext())
+    // One request of 20 INSERTs (the claims), one of 20 UPDATEs (the completions).
+    expect(sent.map((s) => [s.command, (s.input.Statements as unknown[]).length])).toEqual([['BatchExecuteStatementCommand', 20], ['BatchExecuteStatementCommand', 20]])
     sent.length = 0
-    await handler(sqsEvent(records.map(redelivered)), lambdaContext())
+    await grouped(sqsEvent(records.map(redelivered)), lambdaContext())
     expect(sent.map((s) => s.command)).toEqual(['BatchGetItemCommand'])
+
+    const single = middy<SQSEvent>()
+      .use(idempotency({ store: new DynamoDBStore({ tableName: table.tableName, client: table.client, groupWrites: false }), namespace: 'costs-single', logger: false }))
+      .handler(async (event) => await Promise.allSettled(event.Records.map(async () => 'ok')))
+    sent.length = 0
+    await single(sqsEvent(records), lambdaContext())
+    // A new store looks at the table's TTL once (table-check.ts), beside its first claim.
+    const writes = sent.filter((s) => s.command !== 'DescribeTimeToLiveCommand')
+    expect(writes.filter((s) => s.command === 'PutItemCommand')).toHaveLength(20)
+    expect(writes.filter((s) => s.command === 'UpdateItemCommand')).toHaveLength(20)
+    expect(writes).toHaveLength(40)
   })
 })
 

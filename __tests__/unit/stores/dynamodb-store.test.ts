@@ -56,7 +56,7 @@ describe('DynamoDBStore faults', () => {
 
   test('bad constructor options are caught at once, naming the option', () => {
     expect(() => new DynamoDBStore({ tableName: '' })).toThrow(new IdempotencyConfigError('DynamoDBStore: tableName must be a non-empty string'))
-    expect(() => new DynamoDBStore({ tableName: 't', client: {} as never })).toThrow(/client must be a DynamoDBClient or a DynamoDBDocumentClient/)
+    expect(() => new DynamoDBStore({ tableName: 't', client: {} as never })).toThrow(/client must be a DynamoDBClient, a DynamoDBDocumentClient or an @aws-lite\/client instance/)
     expect(() => new DynamoDBStore({ tableName: 't', statusAttr: '' })).toThrow('DynamoDBStore: statusAttr must be a non-empty string')
   })
 })

@@ -1,7 +1,8 @@
-import type { AttributeNames, DynamoDBSender } from './types.js'
+import type { AttributeNames } from './types.js'
+import type { DynamoDBWire } from './wire.js'
 
 /** What the operator functions (operator.ts) read of a store: its table as the store sees it. */
-export interface TableAccess { client: DynamoDBSender, tableName: string, names: AttributeNames, sortKeyValue: string }
+export interface TableAccess { client: DynamoDBWire, tableName: string, names: AttributeNames, sortKeyValue: string }
 
 // Kept beside the store, not in it: the operator functions reach a store's client and attribute
 // names without the store class carrying their code into every handler's bundle.

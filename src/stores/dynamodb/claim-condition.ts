@@ -14,17 +14,30 @@ const EXPIRED = '#expiry < :nowSeconds'
 const LEASE_LAPSED = '(#status = :inProgress AND #lease < :nowMs)'
 
 /**
- * The claim's condition at `nowMs`, its names and values, and the standing record returned when
- * it fails (so a refused claim costs one request).
- * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_PutItem.html#DDB-PutItem-request-ReturnValuesOnConditionCheckFailure
+ * When a claim may take over a record that exists: the claim's condition without ABSENT. The
+ * grouped claim's fenced UPDATE (statements.ts) is this condition, spelt in PartiQL from here.
  */
-export const claimCondition = (n: AttributeNames, nowMs: number) => ({
-  ConditionExpression: `${ABSENT} OR ${EXPIRED} OR ${LEASE_LAPSED}`,
-  ExpressionAttributeNames: { '#key': n.keyAttr, '#expiry': n.expiryAttr, '#status': n.statusAttr, '#lease': n.inProgressExpiryAttr },
+export const takeoverCondition = (n: AttributeNames, nowMs: number) => ({
+  ConditionExpression: `${EXPIRED} OR ${LEASE_LAPSED}`,
+  ExpressionAttributeNames: { '#expiry': n.expiryAttr, '#status': n.statusAttr, '#lease': n.inProgressExpiryAttr },
   ExpressionAttributeValues: {
     ':nowSeconds': { N: String(Math.floor(nowMs / 1000)) },
     ':nowMs': { N: String(nowMs) },
     ':inProgress': { S: 'IN_PROGRESS' }
-  },
-  ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const
+  }
 })
+
+/**
+ * The claim's condition at `nowMs`, its names and values, and the standing record returned when
+ * it fails (so a refused claim costs one request).
+ * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_PutItem.html#DDB-PutItem-request-ReturnValuesOnConditionCheckFailure
+ */
+export const claimCondition = (n: AttributeNames, nowMs: number) => {
+  const takeover = takeoverCondition(n, nowMs)
+  return {
+    ConditionExpression: `${ABSENT} OR ${takeover.ConditionExpression}`,
+    ExpressionAttributeNames: { '#key': n.keyAttr, ...takeover.ExpressionAttributeNames },
+    ExpressionAttributeValues: takeover.ExpressionAttributeValues,
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const
+  }
+}

@@ -1,9 +1,8 @@
-import {
-  CreateTableCommand, DescribeTableCommand, DescribeTimeToLiveCommand, UpdateTimeToLiveCommand, type TableDescription
-} from '@aws-sdk/client-dynamodb'
+import type { TableDescription } from '@aws-sdk/client-dynamodb'
 import { IdempotencyConfigError, IdempotencyStoreError } from '../../errors.js'
 import { tableAccessOf } from './access.js'
-import type { AttributeNames, DynamoDBSender } from './types.js'
+import type { AttributeNames } from './types.js'
+import type { DynamoDBWire } from './wire.js'
 import type { DynamoDBStore } from './dynamodb-store.js'
 
 /** What {@link createTable} found or made: a table with the store's schema, ACTIVE, TTL on its expiry attribute. */
@@ -71,7 +70,7 @@ export const createTable = async (store: DynamoDBStore, options: CreateTableOpti
   const differences = keyDifferences(table, names)
   if (differences.length > 0) throw mismatch(tableName, differences)
   await untilActive(client, tableName, table, options, call)
-  const ttl = await call('DescribeTimeToLive', async () => (await client.send(new DescribeTimeToLiveCommand({ TableName: tableName })))?.TimeToLiveDescription)
+  const ttl = await call('DescribeTimeToLive', async () => (await client.send('DescribeTimeToLive', { TableName: tableName }))?.TimeToLiveDescription)
   const status = ttl?.TimeToLiveStatus ?? 'DISABLED'
   const on = status === 'ENABLED' || status === 'ENABLING'
   if (on && ttl?.AttributeName !== names.expiryAttr) {
@@ -80,9 +79,9 @@ export const createTable = async (store: DynamoDBStore, options: CreateTableOpti
   // DynamoDB refuses to turn TTL on while it is being turned off; said, not waited for (it can take an hour).
   if (status === 'DISABLING') throw mismatch(tableName, [`its TTL is being disabled (DISABLING): enable it on '${names.expiryAttr}' once that is done`])
   if (!on) {
-    await call('UpdateTimeToLive', async () => await client.send(new UpdateTimeToLiveCommand({
+    await call('UpdateTimeToLive', async () => await client.send('UpdateTimeToLive', {
       TableName: tableName, TimeToLiveSpecification: { AttributeName: names.expiryAttr, Enabled: true }
-    })))
+    }))
   }
   return {
     tableName,
@@ -96,9 +95,9 @@ export const createTable = async (store: DynamoDBStore, options: CreateTableOpti
 
 type Call = <T>(request: string, send: () => Promise<T>) => Promise<T>
 
-const describe = async (client: DynamoDBSender, tableName: string, call: Call): Promise<TableDescription | undefined> => {
+const describe = async (client: DynamoDBWire, tableName: string, call: Call): Promise<TableDescription | undefined> => {
   try {
-    return (await client.send(new DescribeTableCommand({ TableName: tableName })))?.Table
+    return (await client.send('DescribeTable', { TableName: tableName }))?.Table
   } catch (error) {
     if ((error as { name?: string } | undefined)?.name === 'ResourceNotFoundException') return undefined
     return await call('DescribeTable', async () => { throw error })
@@ -106,16 +105,16 @@ const describe = async (client: DynamoDBSender, tableName: string, call: Call): 
 }
 
 /** True once created; false when another caller created it first (it is then checked like any table that exists). */
-const create = async (client: DynamoDBSender, tableName: string, names: AttributeNames): Promise<boolean> => {
+const create = async (client: DynamoDBWire, tableName: string, names: AttributeNames): Promise<boolean> => {
   const keys = [{ AttributeName: names.keyAttr, KeyType: 'HASH' as const }]
   if (names.sortKeyAttr !== undefined) keys.push({ AttributeName: names.sortKeyAttr, KeyType: 'RANGE' as never })
   try {
-    await client.send(new CreateTableCommand({
+    await client.send('CreateTable', {
       TableName: tableName,
       KeySchema: keys,
       AttributeDefinitions: keys.map(({ AttributeName }) => ({ AttributeName, AttributeType: KEY_TYPE })),
       BillingMode: 'PAY_PER_REQUEST'
-    }))
+    })
     return true
   } catch (error) {
     if ((error as { name?: string } | undefined)?.name === 'ResourceInUseException') return false
@@ -145,7 +144,7 @@ const mismatch = (tableName: string, differences: string[]): IdempotencyConfigEr
   new IdempotencyConfigError(`table ${tableName} exists with another schema than the store's: ${differences.join('; ')}. Nothing was changed`)
 
 /** Resolves once the table is ACTIVE (a new table is CREATING for a few seconds on AWS, none on DynamoDB Local). */
-const untilActive = async (client: DynamoDBSender, tableName: string, table: TableDescription | undefined, options: CreateTableOptions, call: Call): Promise<void> => {
+const untilActive = async (client: DynamoDBWire, tableName: string, table: TableDescription | undefined, options: CreateTableOptions, call: Call): Promise<void> => {
   const deadline = Date.now() + (options.waitMs ?? 300_000)
   let status = table?.TableStatus
   while (status !== 'ACTIVE') {

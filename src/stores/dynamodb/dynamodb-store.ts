@@ -1,10 +1,3 @@
-import {
-  BatchGetItemCommand,
-  DeleteItemCommand,
-  DynamoDBClient,
-  PutItemCommand,
-  UpdateItemCommand
-} from '@aws-sdk/client-dynamodb'
 import { IdempotencyConfigError, type IdempotencyStoreError, type StoredError, type StoreOperation } from '../../errors.js'
 import type { ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, IdempotencyStore, StoreCallOptions, StoreLimits } from '../store.js'
 import { definedOptions, refuseUnknownOptions } from '../../unknown-options.js'
@@ -14,10 +7,13 @@ import { claimItem, keyItem, recordOf, type Item } from './items.js'
 import { tableFit, type TableFit } from './table-check.js'
 import { refuseSharedAttributes } from './attribute-names.js'
 import { claimCondition } from './claim-condition.js'
-import { completionUpdate } from './completion.js'
-import type { AttributeNames, DynamoDBSender, DynamoDBStoreOptions, DynamoDBTransactions, TransactItem } from './types.js'
+import { completionUpdate, failureUpdate, leaseFence } from './completion.js'
+import { GroupedWrites, type Grouped, type StatementAnswer } from './grouped.js'
+import { Statements, type Statement } from './statements.js'
+import type { AttributeNames, DynamoDBAwsLiteClient, DynamoDBSender, DynamoDBStoreOptions, DynamoDBTransactions, TransactItem } from './types.js'
+import { loadSdk, wireOf, type DynamoDBWire } from './wire.js'
 
-export type { DynamoDBSender, DynamoDBStoreOptions }
+export type { DynamoDBAwsLiteClient, DynamoDBSender, DynamoDBStoreOptions }
 
 /** The attribute names when not set, in the order errors name them (no sort key unless `sortKeyAttr` is set). */
 const ATTRIBUTES: AttributeNames = {
@@ -32,9 +28,9 @@ const ATTRIBUTES: AttributeNames = {
   errorAttr: 'error'
 }
 
-const OPTION_NAMES = ['tableName', 'client', 'clientConfig', ...Object.keys(ATTRIBUTES), 'sortKeyValue', 'transactions']
+const OPTION_NAMES = ['tableName', 'client', 'clientConfig', ...Object.keys(ATTRIBUTES), 'sortKeyValue', 'transactions', 'groupWrites']
 // Fails to compile when an option is added to DynamoDBStoreOptions but not to the list above.
-const everyOptionListed: Exclude<keyof DynamoDBStoreOptions, 'tableName' | 'client' | 'clientConfig' | 'sortKeyValue' | 'transactions' | keyof AttributeNames> extends never ? true : never = true
+const everyOptionListed: Exclude<keyof DynamoDBStoreOptions, 'tableName' | 'client' | 'clientConfig' | 'sortKeyValue' | 'transactions' | 'groupWrites' | keyof AttributeNames> extends never ? true : never = true
 void everyOptionListed
 
 /**
@@ -48,6 +44,18 @@ const LIMITS: StoreLimits = {
   maxReadKeys: 100,
   transaction: { maxWrites: 99, maxBytes: 4 * 1024 * 1024 }
 }
+
+/**
+ * With grouped writes, how many calls the store takes at once: the SDK's 50 sockets, each a
+ * request of 25 statements. Without them, the middleware's default (50 requests).
+ */
+const GROUPED_CONCURRENCY = 50 * 25
+
+/** How many times a grouped claim inserts again a key whose record vanished before its takeover, before claiming alone. */
+const MAX_VANISHED = 2
+
+/** The IAM actions grouped writes need, named by the warning when the role lacks them. */
+const PARTIQL_ACTIONS = 'dynamodb:PartiQLInsert, dynamodb:PartiQLUpdate, dynamodb:PartiQLDelete and dynamodb:PartiQLSelect'
 
 /**
  * The DynamoDB store: one conditional `PutItem` per claim (a refused claim returns the
@@ -73,8 +81,11 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
   /** Names the store in errors, whatever a minifier makes of the class's name. */
   readonly name = 'DynamoDBStore'
   readonly tableName: string
-  readonly limits = LIMITS
-  readonly #client: DynamoDBSender
+  readonly limits: StoreLimits
+  readonly #client: DynamoDBWire
+  /** The PartiQL statements of grouped writes, and the writer that groups them; absent with `groupWrites: false`. */
+  readonly #statements: Statements
+  readonly #grouped: GroupedWrites | undefined
   readonly #names: AttributeNames
   readonly #sortKeyValue: string
   /** Whether the table fits the settings: checked once, before the first claim, read or commit. */
@@ -93,17 +104,21 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     if (typeof options?.tableName !== 'string' || options.tableName === '') {
       throw new IdempotencyConfigError('DynamoDBStore: tableName must be a non-empty string')
     }
-    if (options.client !== undefined && typeof options.client?.send !== 'function') {
-      throw new IdempotencyConfigError('DynamoDBStore: client must be a DynamoDBClient or a DynamoDBDocumentClient')
+    if (options.groupWrites !== undefined && typeof options.groupWrites !== 'boolean') {
+      throw new IdempotencyConfigError('DynamoDBStore: groupWrites must be true or false')
     }
-    const { tableName, client, clientConfig, sortKeyValue, transactions, ...names } = options
+    const { tableName, client, clientConfig, sortKeyValue, transactions, groupWrites = true, ...names } = options
     this.#names = { ...ATTRIBUTES, ...definedOptions(names) }
     refuseSharedAttributes(this.#names)
     this.tableName = tableName
-    this.#client = client ?? new DynamoDBClient(clientConfig ?? {})
+    // The SDK is imported only to make the default client: an @aws-lite/client never loads it.
+    this.#client = wireOf(client, async () => new (await loadSdk()).DynamoDBClient(clientConfig ?? {}))
     this.#sortKeyValue = sortKeyValue ?? 'idempotency'
     registerTable(this, { client: this.#client, tableName, names: this.#names, sortKeyValue: this.#sortKeyValue })
     this.#fit = tableFit(this.#client, tableName, this.#names, (key) => this.#keyOf(key))
+    this.#statements = new Statements(tableName, this.#names, this.#sortKeyValue)
+    this.#grouped = groupWrites ? this.#groupedWrites() : undefined
+    this.limits = groupWrites ? { ...LIMITS, concurrency: GROUPED_CONCURRENCY } : LIMITS
     if (transactions !== undefined) {
       if (typeof transactions?.commit !== 'function' || typeof transactions.checkWrite !== 'function') {
         throw new IdempotencyConfigError("DynamoDBStore: transactions must be the transactions exported by 'middy-idempotency/dynamodb'")
@@ -128,39 +143,26 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
   async claim (record: ClaimRecord, nowMs: number, options?: StoreCallOptions): Promise<IdempotencyRecord | undefined> {
     try {
       await this.#fit.ready()
-      await this.#client.send(new PutItemCommand({
-        TableName: this.tableName,
-        Item: this.#toItem(record),
-        ...claimCondition(this.#names, nowMs)
-      }), abortable(options))
-      return undefined
+      return await this.#write(record.key, () => this.#groupedClaim(record, nowMs, 0), async () => await this.#claimAlone(record, nowMs, options), options)
     } catch (error) {
-      if (isConditionFailure(error)) {
-        const old = (error as { Item?: Item }).Item
-        // An empty ALL_OLD cannot happen for a refused claim; treat it as a store fault, never as "claimed".
-        if (old !== undefined) return this.#fromItem(old)
-      }
       throw await this.#storeError('claim', record.key, error)
     }
   }
 
   async complete (key: string, leaseToken: string, outcome: { expiry: number, responseData?: string }, options?: StoreCallOptions): Promise<boolean> {
     const { UpdateExpression, ExpressionAttributeNames, ExpressionAttributeValues } = completionUpdate(this.#names, outcome)
-    return this.#fenced('complete', key, leaseToken, UpdateExpression, ExpressionAttributeNames, ExpressionAttributeValues, options)
+    return await this.#fenced('complete', key, leaseToken, () => this.#statements.complete(key, leaseToken, outcome),
+      UpdateExpression, ExpressionAttributeNames, ExpressionAttributeValues, options)
   }
 
   async fail (key: string, leaseToken: string, outcome: { expiry: number, error: StoredError }, options?: StoreCallOptions): Promise<boolean> {
-    const values: Item = {
-      ':status': { S: 'FAILED' },
-      ':expiry': { N: String(outcome.expiry) },
-      ':error': { M: { name: { S: outcome.error.name }, message: { S: outcome.error.message }, ...(outcome.error.code === undefined ? {} : { code: { S: outcome.error.code } }) } }
-    }
-    return this.#fenced('fail', key, leaseToken, 'SET #status = :status, #expiry = :expiry, #error = :error REMOVE #data',
-      { '#error': this.#names.errorAttr, '#data': this.#names.responseDataAttr }, values, options)
+    const { UpdateExpression, ExpressionAttributeNames, ExpressionAttributeValues } = failureUpdate(this.#names, outcome)
+    return await this.#fenced('fail', key, leaseToken, () => this.#statements.fail(key, leaseToken, outcome),
+      UpdateExpression, ExpressionAttributeNames, ExpressionAttributeValues, options)
   }
 
   async release (key: string, leaseToken: string, options?: StoreCallOptions): Promise<boolean> {
-    return this.#fenced('release', key, leaseToken, undefined, {}, {}, options)
+    return await this.#fenced('release', key, leaseToken, () => this.#statements.release(key, leaseToken), undefined, {}, {}, options)
   }
 
   async read (keys: readonly string[], options?: StoreCallOptions): Promise<Map<string, IdempotencyRecord>> {
@@ -172,10 +174,10 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     await Promise.all(chunks.map(async (chunk) => {
       try {
         await this.#fit.ready()
-        const output = await this.#client.send(new BatchGetItemCommand({
+        const output = await this.#client.send('BatchGetItem', {
           // A claim decision needs the latest write, so reads are strongly consistent.
           RequestItems: { [this.tableName]: { Keys: chunk.map((key) => this.#keyOf(key)), ConsistentRead: true } }
-        }), abortable(options))
+        }, options) as { Responses?: Record<string, Item[]> }
         // Keys left in UnprocessedKeys are simply not returned: the caller claims them instead.
         for (const item of output.Responses?.[this.tableName] ?? []) {
           const record = this.#fromItem(item)
@@ -188,29 +190,108 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     return found
   }
 
-  async #fenced (operation: 'complete' | 'fail' | 'release', key: string, leaseToken: string,
+  /** The claim's conditional PutItem: a refused claim returns the record in the way (ALL_OLD). */
+  async #claimAlone (record: ClaimRecord, nowMs: number, options: StoreCallOptions | undefined): Promise<IdempotencyRecord | undefined> {
+    try {
+      await this.#client.send('PutItem', {
+        TableName: this.tableName,
+        Item: this.#toItem(record),
+        ...claimCondition(this.#names, nowMs)
+      }, options)
+      return undefined
+    } catch (error) {
+      const old = isConditionFailure(error) ? (error as { Item?: Item }).Item : undefined
+      // An empty ALL_OLD cannot happen for a refused claim; treat it as a store fault, never as "claimed".
+      if (old !== undefined) return this.#fromItem(old)
+      throw error
+    }
+  }
+
+  /**
+   * A grouped claim: an INSERT of the new key; when the key exists, the fenced takeover UPDATE,
+   * whose refusal returns the record in the way. A record deleted between the two (released,
+   * or taken by TTL) makes the UPDATE fail without an item: the key is inserted again, at most
+   * MAX_VANISHED times, then claimed alone (one PutItem decides both cases at once).
+   */
+  #groupedClaim (record: ClaimRecord, nowMs: number, vanished: number): Grouped<IdempotencyRecord | undefined> {
+    return {
+      statement: this.#statements.insert(record),
+      answer: (response) => response.Error === undefined
+        ? { value: undefined }
+        : response.Error.Code === 'DuplicateItem' ? { next: this.#groupedTakeover(record, nowMs, vanished) } : 'alone'
+    }
+  }
+
+  #groupedTakeover (record: ClaimRecord, nowMs: number, vanished: number): Grouped<IdempotencyRecord | undefined> {
+    return {
+      statement: this.#statements.takeover(record, nowMs),
+      answer: (response) => {
+        if (response.Error === undefined) return { value: undefined }
+        if (response.Error.Code !== 'ConditionalCheckFailed') return 'alone'
+        if (response.Error.Item !== undefined) return { value: this.#fromItem(response.Error.Item) }
+        return vanished < MAX_VANISHED ? { next: this.#groupedClaim(record, nowMs, vanished + 1) } : 'alone'
+      }
+    }
+  }
+
+  /** Complete, fail or release: one statement grouped with others, or its single-item request. */
+  async #fenced (operation: 'complete' | 'fail' | 'release', key: string, leaseToken: string, statement: () => Statement,
     update: string | undefined, names: Record<string, string>, values: Item, options: StoreCallOptions | undefined): Promise<boolean> {
-    const n = this.#names
+    const grouped = (): Grouped<boolean> => ({
+      statement: statement(),
+      // A release asks for the deleted item: PartiQL deletes a missing key without error, which is not a release.
+      answer: (response) => response.Error === undefined
+        ? { value: operation !== 'release' || response.Item !== undefined }
+        : response.Error.Code === 'ConditionalCheckFailed' ? { value: false } : 'alone'
+    })
+    try {
+      return await this.#write(key, grouped, async () => await this.#fencedAlone(key, leaseToken, update, names, values, options), options)
+    } catch (error) {
+      throw await this.#storeError(operation, key, error)
+    }
+  }
+
+  /** The fenced UpdateItem (or DeleteItem, without `update`): false when the lease token no longer holds the record. */
+  async #fencedAlone (key: string, leaseToken: string, update: string | undefined, names: Record<string, string>, values: Item,
+    options: StoreCallOptions | undefined): Promise<boolean> {
+    const fence = leaseFence(this.#names, leaseToken)
     const common = {
       TableName: this.tableName,
       Key: this.#keyOf(key),
-      ConditionExpression: '#token = :token',
-      ExpressionAttributeNames: { ...names, '#token': n.leaseTokenAttr } as Record<string, string>,
-      ExpressionAttributeValues: { ...values, ':token': { S: leaseToken } }
-    }
-    if (update !== undefined) {
-      common.ExpressionAttributeNames['#status'] = n.statusAttr
-      common.ExpressionAttributeNames['#expiry'] = n.expiryAttr
+      ConditionExpression: fence.ConditionExpression,
+      ExpressionAttributeNames: { ...names, ...fence.ExpressionAttributeNames },
+      ExpressionAttributeValues: { ...values, ...fence.ExpressionAttributeValues }
     }
     try {
-      await this.#client.send(update === undefined
-        ? new DeleteItemCommand(common)
-        : new UpdateItemCommand({ ...common, UpdateExpression: update }), abortable(options))
+      await (update === undefined
+        ? this.#client.send('DeleteItem', common, options)
+        : this.#client.send('UpdateItem', { ...common, UpdateExpression: update }, options))
       return true
     } catch (error) {
       if (isConditionFailure(error)) return false
-      throw await this.#storeError(operation, key, error)
+      throw error
     }
+  }
+
+  /** A write grouped with the others made beside it, or alone (grouping off, or not allowed to the role). */
+  async #write<T> (key: string, grouped: () => Grouped<T>, alone: () => Promise<T>, options: StoreCallOptions | undefined): Promise<T> {
+    if (this.#grouped?.active !== true) return await alone()
+    return await this.#grouped.write(key, grouped(), alone, options?.signal)
+  }
+
+  #groupedWrites (): GroupedWrites {
+    return new GroupedWrites({
+      execute: async (statements, signal) => {
+        const output = await this.#client.send('BatchExecuteStatement', { Statements: statements }, { signal }) as { Responses?: StatementAnswer[] }
+        return output.Responses ?? []
+      },
+      refused: (error) => {
+        const message = error as { Message?: string, message?: string } | undefined
+        process.emitWarning(`DynamoDBStore: the function's role may not run PartiQL statements on table ${this.tableName} ` +
+          `(${message?.message ?? message?.Message ?? 'access denied'}): writes are sent one item a request for the life of this instance. ` +
+          `Allow ${PARTIQL_ACTIONS} on the table to group a batch's writes, or set groupWrites: false.`, { code: 'MIDDY_IDEMPOTENCY_PARTIQL' })
+      }
+    })
   }
 
   #keyOf (key: string): Item {

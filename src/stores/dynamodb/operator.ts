@@ -1,4 +1,4 @@
-import { DeleteItemCommand, GetItemCommand, ScanCommand, type ScanCommandInput } from '@aws-sdk/client-dynamodb'
+import type { ScanCommandInput, ScanCommandOutput } from '@aws-sdk/client-dynamodb'
 import { IdempotencyConfigError, IdempotencyStoreError, type StoreOperation } from '../../errors.js'
 import { inspectFrom, listFrom, releaseFrom, type ListOptions, type RecordView, type ReleaseOptions, type ReleaseResult } from '../operator/records.js'
 import type { ExpectedRecord, RecordPage, RecordTable } from '../operator/table.js'
@@ -32,7 +32,7 @@ export const recordTable = (store: DynamoDBStore): RecordTable => {
     return new IdempotencyStoreError(operation, `${request} on table ${tableName}${key === undefined ? '' : ` for key ${key}`} failed: ${why}`, { ...(key === undefined ? {} : { key }), cause: error })
   }
   const getItem = async (key: string): Promise<Item | undefined> =>
-    (await client.send(new GetItemCommand({ TableName: tableName, Key: keyItem(n, sortKeyValue, key), ConsistentRead: true }))).Item
+    (await client.send('GetItem', { TableName: tableName, Key: keyItem(n, sortKeyValue, key), ConsistentRead: true }) as { Item?: Item }).Item
   const read = async (key: string): Promise<Item | undefined> => {
     try {
       return await getItem(key)
@@ -67,9 +67,9 @@ export const recordTable = (store: DynamoDBStore): RecordTable => {
         values[':before'] = { N: String(expected.leaseLapsedBefore) }
       }
       try {
-        await client.send(new DeleteItemCommand({
+        await client.send('DeleteItem', {
           TableName: tableName, Key: keyItem(n, sortKeyValue, key), ConditionExpression: condition, ExpressionAttributeNames: attributeNames, ExpressionAttributeValues: values
-        }))
+        })
         return true
       } catch (error) {
         if ((error as { name?: string } | undefined)?.name === 'ConditionalCheckFailedException') return false
@@ -121,9 +121,9 @@ async function* scan ({ client, tableName, names: n, sortKeyValue }: TableAccess
       ...(Object.keys(values).length === 0 ? {} : { ExpressionAttributeValues: values }),
       ...(start === undefined ? {} : { ExclusiveStartKey: start as Item })
     }
-    let output
+    let output: ScanCommandOutput
     try {
-      output = await client.send(new ScanCommand(input))
+      output = await client.send('Scan', input) as ScanCommandOutput
     } catch (error) {
       throw await failed(error)
     }

@@ -1,6 +1,7 @@
-import { BatchGetItemCommand, DescribeTableCommand, DescribeTimeToLiveCommand, type TableDescription } from '@aws-sdk/client-dynamodb'
+import type { TableDescription } from '@aws-sdk/client-dynamodb'
 import type { Item } from './items.js'
-import type { AttributeNames, DynamoDBSender } from './types.js'
+import type { AttributeNames } from './types.js'
+import type { DynamoDBWire } from './wire.js'
 
 /*
  * Does the table fit the store's settings? A conditional PutItem checks the key itself (a
@@ -24,8 +25,8 @@ export const isKeySchemaMismatch = (error: unknown): boolean => {
 }
 
 /** Reads one key shaped by the settings; rejects with DynamoDB's ValidationException when the table's key schema differs. */
-export const probeKeySchema = async (client: DynamoDBSender, tableName: string, key: (key: string) => Item): Promise<void> => {
-  await client.send(new BatchGetItemCommand({ RequestItems: { [tableName]: { Keys: [key(PROBE_KEY)] } } }))
+export const probeKeySchema = async (client: DynamoDBWire, tableName: string, key: (key: string) => Item): Promise<void> => {
+  await client.send('BatchGetItem', { RequestItems: { [tableName]: { Keys: [key(PROBE_KEY)] } } })
 }
 
 type KeyAttribute = { name: string, type: string } | undefined
@@ -62,13 +63,13 @@ const fixes = (names: AttributeNames, partition: KeyAttribute, sort: KeyAttribut
  * Why the table's key schema does not fit the settings, naming both: the table's schema from
  * DescribeTable, or, when the role may not describe the table, the settings alone.
  */
-export const explainKeySchemaMismatch = async (client: DynamoDBSender, tableName: string, names: AttributeNames, cause: unknown): Promise<string> => {
+export const explainKeySchemaMismatch = async (client: DynamoDBWire, tableName: string, names: AttributeNames, cause: unknown): Promise<string> => {
   const settings = `keyAttr '${names.keyAttr}' (S) and ` +
     (names.sortKeyAttr === undefined ? 'sortKeyAttr not set (no sort key)' : `sortKeyAttr '${names.sortKeyAttr}' (S)`)
   const refused = (cause as { message?: string } | undefined)?.message ?? String(cause)
   let how: string
   try {
-    const { partition, sort } = keySchemaOf((await client.send(new DescribeTableCommand({ TableName: tableName })))?.Table)
+    const { partition, sort } = keySchemaOf((await client.send('DescribeTable', { TableName: tableName }) as { Table?: TableDescription } | undefined)?.Table)
     const change = fixes(names, partition, sort)
     how = `: the table has ${words('partition key', partition)} and ${words('sort key', sort)}, the store is set for ${settings}${change.length === 0 ? '' : `: ${change.join('; ')}`}`
   } catch (error) {
@@ -87,10 +88,10 @@ export const explainKeySchemaMismatch = async (client: DynamoDBSender, tableName
  * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/time-to-live-ttl-before-you-start.html
  * A role without dynamodb:DescribeTimeToLive skips the check.
  */
-export const checkTimeToLive = async (client: DynamoDBSender, tableName: string, expiryAttr: string, warn: (message: string) => void): Promise<void> => {
+export const checkTimeToLive = async (client: DynamoDBWire, tableName: string, expiryAttr: string, warn: (message: string) => void): Promise<void> => {
   let ttl: { TimeToLiveStatus?: string, AttributeName?: string } | undefined
   try {
-    ttl = (await client.send(new DescribeTimeToLiveCommand({ TableName: tableName })))?.TimeToLiveDescription
+    ttl = (await client.send('DescribeTimeToLive', { TableName: tableName }) as { TimeToLiveDescription?: typeof ttl } | undefined)?.TimeToLiveDescription
   } catch {
     return
   }
@@ -116,7 +117,7 @@ export interface TableFit {
   explain: (error: unknown) => Promise<string | undefined>
 }
 
-export const tableFit = (client: DynamoDBSender, tableName: string, names: AttributeNames, keyOf: (key: string) => Item): TableFit => {
+export const tableFit = (client: DynamoDBWire, tableName: string, names: AttributeNames, keyOf: (key: string) => Item): TableFit => {
   let checked: Promise<void> | undefined
   let ttl: Promise<void> | undefined
   /** Once the table is known not to fit the settings: DynamoDB's refusal and the words for it. */

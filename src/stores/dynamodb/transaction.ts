@@ -1,10 +1,11 @@
-import { GetItemCommand, TransactWriteItemsCommand, type TransactWriteItem } from '@aws-sdk/client-dynamodb'
+import type { TransactWriteItem } from '@aws-sdk/client-dynamodb'
 import type { CommitOutcome, CommitResult } from '../store.js'
 import type { Item } from './items.js'
 import { toAttributeMap, UnmarshallableValueError, type MarshallOptions } from './marshal.js'
 import { claimCondition } from './claim-condition.js'
 import { completionUpdate } from './completion.js'
 import type { CommitTarget, DynamoDBTransactions, TransactItem } from './types.js'
+import { DynamoDBWireError } from './wire.js'
 
 const OPERATIONS = ['Put', 'Update', 'Delete', 'ConditionCheck'] as const
 
@@ -26,7 +27,7 @@ export const checkTransactItem = (item: unknown): string | undefined => {
  */
 export const commitTransaction = async (target: CommitTarget, leaseToken: string, outcome: CommitOutcome, writes: readonly TransactItem[], claim?: { nowMs: number }): Promise<CommitResult> => {
   // The user's entries are in native values; a document client's own marshalling options apply.
-  const options = (target.client as { config?: { translateConfig?: { marshallOptions?: MarshallOptions } } }).config?.translateConfig?.marshallOptions ?? {}
+  const options: MarshallOptions = target.client.marshallOptions ?? {}
   let entries: TransactWriteItem[]
   try {
     entries = writes.map((write, i) => marshalEntry(write, i, options))
@@ -36,12 +37,12 @@ export const commitTransaction = async (target: CommitTarget, leaseToken: string
     return { status: 'refused', entry, code: 'ValidationError', message: error.message, reason: 'invalid' }
   }
   try {
-    await target.client.send(new TransactWriteItemsCommand({
+    await target.client.send('TransactWriteItems', {
       TransactItems: [...entries, claim === undefined ? fencedCompletion(target, leaseToken, outcome) : claimingCompletion(target, leaseToken, outcome, claim.nowMs)],
       // An SDK retry of a commit whose answer was lost is then answered as the first one was,
       // instead of meeting its own completion. One commit per claim, so the token is unique.
       ClientRequestToken: leaseToken
-    }), sendOptions(target))
+    }, sendOptions(target))
     return { status: 'committed' }
   } catch (error) {
     const refusal = readCancellation(error, writes, target, leaseToken, claim !== undefined)
@@ -50,15 +51,16 @@ export const commitTransaction = async (target: CommitTarget, leaseToken: string
   }
 }
 
-const sendOptions = (target: CommitTarget): { abortSignal?: AbortSignal } =>
-  target.abortSignal === undefined ? {} : { abortSignal: target.abortSignal }
+const sendOptions = (target: CommitTarget): { signal?: AbortSignal } =>
+  target.abortSignal === undefined ? {} : { signal: target.abortSignal }
 
 /**
  * Throttled in the end, but after several attempts: an earlier one may have landed and lost its
- * answer (its retries then met throttling). The SDK says how many attempts it made.
+ * answer (its retries then met throttling). The SDK says how many attempts it made; @aws-lite/client
+ * does not, and retries throttling too: its refusal is read back as well.
  */
 const retriedOverALostAnswer = (error: unknown): boolean =>
-  ((error as { $metadata?: { attempts?: number } } | null)?.$metadata?.attempts ?? 1) > 1
+  error instanceof DynamoDBWireError || ((error as { $metadata?: { attempts?: number } } | null)?.$metadata?.attempts ?? 1) > 1
 
 /**
  * Whether the commit landed after all, read back from the record (consistently): the
@@ -67,7 +69,7 @@ const retriedOverALostAnswer = (error: unknown): boolean =>
  * the lease kept, never a release over writes that may have applied.
  */
 const landedAfterAll = async (target: CommitTarget, leaseToken: string, refusal: CommitResult): Promise<CommitResult> => {
-  const { Item } = await target.client.send(new GetItemCommand({ TableName: target.tableName, Key: target.key, ConsistentRead: true }), sendOptions(target))
+  const { Item } = await target.client.send('GetItem', { TableName: target.tableName, Key: target.key, ConsistentRead: true }, sendOptions(target)) as { Item?: Item }
   const stored = Item === undefined ? undefined : target.fromItem(Item)
   if (stored?.leaseToken === leaseToken && stored.status === 'COMPLETED') return { status: 'committed' }
   return refusal

@@ -1,4 +1,5 @@
 import type { AttributeValue, DynamoDBClient, DynamoDBClientConfig } from '@aws-sdk/client-dynamodb'
+import type { DynamoDBAwsLiteClient, DynamoDBWire } from './wire.js'
 import type { CommitOutcome, CommitResult, IdempotencyRecord } from '../store.js'
 import type { TransactItem } from './transact-types.js'
 
@@ -16,6 +17,8 @@ export interface DynamoDBSender {
   send: DynamoDBClient['send']
 }
 
+export type { DynamoDBAwsLiteClient, DynamoDBOperation, DynamoDBWire } from './wire.js'
+
 /**
  * Options of {@link DynamoDBStore}. Every attribute name can be changed, so the store
  * fits an existing table.
@@ -29,10 +32,11 @@ export interface DynamoDBStoreOptions {
   /** Name of the table. Required. */
   tableName: string
   /**
-   * A `DynamoDBClient` or a `DynamoDBDocumentClient` (its low-level client is used; the
-   * store marshals its own items). [a new `DynamoDBClient` from `clientConfig`]
+   * A `DynamoDBClient`, a `DynamoDBDocumentClient` (its low-level client is used; the store
+   * marshals its own items) or an `@aws-lite/client` instance (the same requests, without the
+   * SDK). [a new `DynamoDBClient` from `clientConfig`]
    */
-  client?: DynamoDBSender
+  client?: DynamoDBSender | DynamoDBAwsLiteClient
   /** Config for the client the store makes when `client` is not given. [`{}`] */
   clientConfig?: DynamoDBClientConfig
   /** Partition key attribute (type S). [`'idempotencyKey'`] */
@@ -62,6 +66,15 @@ export interface DynamoDBStoreOptions {
    * `effects: 'transact-only'` is refused too. [none: `transact` is refused]
    */
   transactions?: DynamoDBTransactions
+  /**
+   * Whether the writes of a batch are grouped: its claims, completions, failures and releases go
+   * out as PartiQL `BatchExecuteStatement` requests of up to 25 statements, each fenced as its
+   * single-item form. A write made alone (a whole event's) is still one single-item request. The
+   * role needs `dynamodb:PartiQLInsert`, `PartiQLUpdate`, `PartiQLDelete` and `PartiQLSelect`;
+   * without them the store warns once and sends single-item requests. `false` sends
+   * single-item requests only. [`true`]
+   */
+  groupWrites?: boolean
 }
 
 /**
@@ -73,8 +86,8 @@ export interface DynamoDBStoreOptions {
  * ```
  */
 export interface CommitTarget {
-  /** The store's client. */
-  client: DynamoDBSender
+  /** How the store sends its requests, whatever its client. */
+  client: DynamoDBWire
   /** The store's table. */
   tableName: string
   /** The record's key, marshalled (partition key, and sort key when there is one). */

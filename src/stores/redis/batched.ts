@@ -1,3 +1,4 @@
+import { Burst } from '../burst.js'
 import type { ScriptName } from './scripts.js'
 
 /** One script call waiting to be sent with the others of its burst. */
@@ -21,13 +22,12 @@ export class MalformedBatchReply extends Error {}
  * Sends the script calls made in one burst of work (the claims of a batch, issued together; the
  * completions of records whose work ended together) as one command of up to 100 calls (a call
  * alone as its own script). A command per call would cost the client a command, a reply and a
- * promise per record, and the server a script invocation per record. The burst ends when Node's
- * current run of callbacks and promise reactions does (`process.nextTick`): no call waits for a
- * timer. Each call keeps its own reply or error.
+ * promise per record, and the server a script invocation per record. The burst (`Burst`) ends when
+ * Node's current run of callbacks and promise reactions does: no call waits for a timer. Each call
+ * keeps its own reply or error.
  */
 export class ScriptCallBatcher {
-  #pending: Call[] = []
-  #scheduled = false
+  readonly #burst = new Burst<Call>({ maxCalls: MAX_CALLS, send: async (calls) => { await this.#send(calls) } })
   #alone = false
 
   constructor (private readonly send: ScriptSender) {}
@@ -35,19 +35,7 @@ export class ScriptCallBatcher {
   /** The reply `name` would have given about `key` alone, or its error. */
   async call (name: ScriptName, key: string, args: readonly string[]): Promise<unknown> {
     if (this.#alone) return await this.send.one(name, key, args)
-    return await new Promise((resolve, reject) => {
-      this.#pending.push({ name, key, args, resolve, reject })
-      if (this.#scheduled) return
-      this.#scheduled = true
-      process.nextTick(() => { this.#flush() })
-    })
-  }
-
-  #flush (): void {
-    this.#scheduled = false
-    const calls = this.#pending
-    this.#pending = []
-    for (let i = 0; i < calls.length; i += MAX_CALLS) void this.#send(calls.slice(i, i + MAX_CALLS))
+    return await new Promise((resolve, reject) => { this.#burst.add({ name, key, args, resolve, reject }) })
   }
 
   async #send (calls: Call[]): Promise<void> {

@@ -1,0 +1,91 @@
+import { describe, expect, test } from '@jest/globals'
+import middy from '@middy/core'
+import type { SQSEvent } from 'aws-lambda'
+import { idempotency, IdempotencyStoreError } from '../../../src/index.js'
+import { DynamoDBStore, transactions } from '../../../src/dynamodb.js'
+import type { ClaimRecord } from '../../../src/stores/store.js'
+import { awsLiteClient, endpoint, freshTable } from '../../support/dynamodb.js'
+import { lambdaContext, sqsEvent, sqsRecord } from '../../support/sqs.js'
+
+const NOW = Math.floor(Date.now() / 1000) * 1000
+const NOW_S = NOW / 1000
+const claimOf = (key: string, token: string): ClaimRecord => ({ key, status: 'IN_PROGRESS', expiry: NOW_S + 3600, inProgressExpiry: NOW + 30_000, leaseToken: token })
+
+describe('DynamoDBStore on an @aws-lite/client (DynamoDB Local)', () => {
+  test('an @aws-lite/client instance as made by awsLite() is taken as it is', async () => {
+    const { default: awsLite } = await import('@aws-lite/client')
+    const client = await awsLite({ region: 'us-east-1', accessKeyId: 'local', secretAccessKey: 'local', endpoint: endpoint() })
+    const { store, drop } = await freshTable({ store: { client } })
+    expect(await store.claim(claimOf('plain', 't'), NOW)).toBeUndefined()
+    expect(await store.claim(claimOf('plain', 'u'), NOW)).toMatchObject({ status: 'IN_PROGRESS', leaseToken: 't' })
+    expect(await store.complete('plain', 't', { expiry: NOW_S + 60, responseData: '1' })).toBe(true)
+    await drop()
+  })
+
+  test('grouped writes go out as BatchExecuteStatement, each statement with its own outcome (new, duplicate, lapsed, expired, refused)', async () => {
+    const { client, sent } = await awsLiteClient()
+    const { store, drop } = await freshTable({ store: { client } })
+    await store.claim(claimOf('warm-up', 'w'), NOW)
+    await store.claim(claimOf('duplicate', 'first'), NOW)
+    await store.complete('duplicate', 'first', { expiry: NOW_S + 3600, responseData: '"done"' })
+    await store.claim(claimOf('refused', 'other'), NOW)
+    await store.claim({ ...claimOf('lapsed', 'gone'), inProgressExpiry: NOW - 1 }, NOW - 5000)
+    await store.claim(claimOf('expired', 'old'), NOW - 5000)
+    await store.complete('expired', 'old', { expiry: NOW_S - 1 })
+    sent.length = 0
+    const answers = await Promise.all(['new', 'duplicate', 'refused', 'lapsed', 'expired'].map(async (key) => await store.claim(claimOf(key, 'mine'), NOW)))
+    expect(answers).toEqual([
+      undefined,
+      expect.objectContaining({ status: 'COMPLETED', responseData: '"done"' }),
+      expect.objectContaining({ status: 'IN_PROGRESS', leaseToken: 'other' }),
+      undefined,
+      undefined
+    ])
+    const settled = await Promise.all([
+      store.complete('new', 'mine', { expiry: NOW_S + 60 }),
+      store.complete('refused', 'mine', { expiry: NOW_S + 60 }),
+      store.release('lapsed', 'mine'),
+      store.fail('expired', 'mine', { expiry: NOW_S + 60, error: { name: 'E', message: 'no' } })
+    ])
+    expect(settled).toEqual([true, false, true, true])
+    expect(sent).toEqual(['BatchExecuteStatement', 'BatchExecuteStatement', 'BatchExecuteStatement'])
+    await drop()
+  })
+
+  test("DynamoDB's errors reach the user as they do through the SDK: a missing table, an item over 400 KB", async () => {
+    const { client } = await awsLiteClient()
+    const missing = new DynamoDBStore({ tableName: 'no-such-table-aws-lite', client })
+    const refusal = await missing.claim(claimOf('k', 't'), NOW).catch((error: unknown) => error) as IdempotencyStoreError
+    expect(refusal).toBeInstanceOf(IdempotencyStoreError)
+    expect(refusal.message).toBe('claim on table no-such-table-aws-lite for key k failed: table no-such-table-aws-lite does not exist (or is not ACTIVE) in this account and region')
+    expect((refusal.cause as Error).name).toBe('ResourceNotFoundException')
+
+    const { store, drop } = await freshTable({ store: { client } })
+    await store.claim(claimOf('big', 't'), NOW)
+    const tooBig = await store.complete('big', 't', { expiry: NOW_S + 60, responseData: 'x'.repeat(401 * 1024) }).catch((error: unknown) => error) as IdempotencyStoreError
+    expect(tooBig).toBeInstanceOf(IdempotencyStoreError)
+    expect((tooBig.cause as Error).name).toBe('ValidationException')
+    expect((tooBig.cause as Error).message).toMatch(/size/i)
+    await drop()
+  })
+
+  test('a batch through the middleware: 20 new records cost 2 requests, and transact commits through the same client', async () => {
+    const { client, sent } = await awsLiteClient()
+    const table = await freshTable({ store: { client, transactions } })
+    const handler = middy<SQSEvent>()
+      .use(idempotency({ store: table.store, namespace: 'aws-lite', logger: false }))
+      .handler(async (event) => await Promise.allSettled(event.Records.map(async () => 'ok')))
+    await table.store.claim(claimOf('warm-up', 'w'), NOW)
+    sent.length = 0
+    await handler(sqsEvent(Array.from({ length: 20 }, (_, i) => sqsRecord({ i }))), lambdaContext())
+    expect(sent).toEqual(['BatchExecuteStatement', 'BatchExecuteStatement'])
+    expect((await table.items()).filter((item) => item.status === 'COMPLETED')).toHaveLength(20)
+
+    await table.store.claim(claimOf('tx', 't'), NOW)
+    expect(await table.store.commit?.('tx', 't', { expiry: NOW_S + 60, responseData: '"ok"' }, [
+      { Put: { TableName: table.tableName, Item: { idempotencyKey: 'effect-of-tx', status: 'COMPLETED', expiry: NOW_S + 60 } } }
+    ])).toEqual({ status: 'committed' })
+    expect((await table.store.read(['tx', 'effect-of-tx'])).size).toBe(2)
+    await table.drop()
+  })
+})

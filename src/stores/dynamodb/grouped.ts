@@ -1,0 +1,133 @@
+import { Burst } from '../burst.js'
+import type { Item } from './items.js'
+import type { Statement } from './statements.js'
+
+/*
+ * Grouped writes (docs/stores.md: DynamoDBStore): the claims, completions, failures and releases
+ * made together go out as PartiQL BatchExecuteStatement requests of up to 25 statements, each
+ * statement succeeding or failing on its own condition. Requests go one burst at a time: a call
+ * made while one is out leaves with the others as soon as it returns. A call alone goes as its
+ * single-item request, as it would without grouping (a whole event's claim pays no more).
+ * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchExecuteStatement.html
+ */
+
+/** Statements one BatchExecuteStatement request holds at most. */
+const MAX_STATEMENTS = 25
+
+/** What one statement answered: its error (a code, a message, the item with ALL_OLD) or its item. */
+export interface StatementAnswer {
+  Error?: { Code?: string, Message?: string, Item?: Item }
+  Item?: Item
+}
+
+/** What became of a statement: the call's value, another statement to send next, or "ask alone". */
+export type Outcome<T> = { value: T } | { next: Grouped<T> } | 'alone'
+
+/** A call's statement and how to read its answer. */
+export interface Grouped<T> {
+  statement: Statement
+  answer: (response: StatementAnswer) => Outcome<T>
+}
+
+interface Call<T> extends Grouped<T> {
+  key: string
+  signal: AbortSignal | undefined
+  /** The same call as its single-item request: its answer and its error are today's. */
+  alone: () => Promise<T>
+  resolve: (value: T) => void
+  reject: (error: unknown) => void
+}
+
+/** How grouped requests are sent, and what to do once the role turns out not to allow them. */
+export interface GroupedSender {
+  execute: (statements: Statement[], signal: AbortSignal | undefined) => Promise<Array<StatementAnswer | undefined>>
+  /** The role may not run PartiQL statements: warn once, the store then sends single-item requests. */
+  refused: (error: unknown) => void
+}
+
+/** An error DynamoDB answers when the role lacks an action, for a whole request or one statement. */
+const isAccessDenied = (code: string | undefined): boolean => code === 'AccessDeniedException' || code === 'AccessDenied'
+
+/**
+ * The grouped writes of one store. `active` turns false for the life of the instance once
+ * DynamoDB refuses PartiQL to the role; calls then go alone.
+ */
+export class GroupedWrites {
+  active = true
+  readonly #burst = new Burst<Call<any>>({
+    maxCalls: MAX_STATEMENTS,
+    // One request may not name an item twice (DynamoDB refuses it whole).
+    keyOf: (call) => call.key,
+    oneAtATime: true,
+    send: async (calls) => { await this.#send(calls) }
+  })
+
+  constructor (private readonly sender: GroupedSender) {}
+
+  /** `grouped`'s answer, sent with the calls made beside it; `alone` when grouping is off or not allowed. */
+  async write<T> (key: string, grouped: Grouped<T>, alone: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+    if (!this.active) return await alone()
+    return await new Promise<T>((resolve, reject) => {
+      this.#burst.add({ ...grouped, key, signal, alone, resolve, reject })
+    })
+  }
+
+  async #send (calls: Array<Call<any>>): Promise<void> {
+    if (calls.length === 1 || !this.active) {
+      for (const call of calls) this.#alone(call)
+      return
+    }
+    let answers: Array<StatementAnswer | undefined>
+    try {
+      // One signal for the request only when every call shares it: another's deadline must not cut a call short.
+      const signal = calls.every((c) => c.signal === calls[0]?.signal) ? calls[0]?.signal : undefined
+      answers = await this.sender.execute(calls.map((c) => c.statement), signal)
+    } catch (error) {
+      const name = (error as { name?: string } | undefined)?.name
+      if (isAccessDenied(name)) for (const call of calls) this.#aloneAfterDenial(call, error)
+      // A request refused as invalid may be one call's doing (its input): each call alone fails only its own record.
+      else if (name === 'ValidationException') for (const call of calls) this.#alone(call)
+      else for (const call of calls) call.reject(error)
+      return
+    }
+    calls.forEach((call, i) => {
+      const answer = answers[i]
+      if (answer === undefined) {
+        // An answer cut short says nothing of the statement: the call asks again, alone.
+        this.#alone(call)
+        return
+      }
+      if (isAccessDenied(answer.Error?.Code)) {
+        this.#aloneAfterDenial(call, answer.Error)
+        return
+      }
+      const outcome = call.answer(answer)
+      if (outcome === 'alone') this.#alone(call)
+      else if ('next' in outcome) this.#burst.add({ ...call, ...outcome.next })
+      else call.resolve(outcome.value)
+    })
+  }
+
+  #alone (call: Call<any>): void {
+    call.alone().then(call.resolve, call.reject)
+  }
+
+  /**
+   * A call the role was refused as a statement: sent alone. Allowed alone, the role lacks the
+   * PartiQL actions only, and grouping stops for the life of the store; refused alone too (no
+   * access to the table, or to this key), the call fails with the single-item error, which names
+   * the single-item action, and grouping goes on for the calls the role may make.
+   */
+  #aloneAfterDenial (call: Call<any>, denial: unknown): void {
+    call.alone().then((value) => {
+      this.#refused(denial)
+      call.resolve(value)
+    }, call.reject)
+  }
+
+  #refused (error: unknown): void {
+    if (!this.active) return
+    this.active = false
+    this.sender.refused(error)
+  }
+}
