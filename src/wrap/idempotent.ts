@@ -77,8 +77,10 @@ export const idempotent = <TArgs extends unknown[], TResult>(
   const leaseMs = (options.leaseSeconds ?? DEFAULT_LEASE_SECONDS) * 1000
   const label = `${fn.name === '' ? 'function' : fn.name} call`
 
-  return async (...args: TArgs): Promise<Awaited<TResult>> => {
-    if (isDisabled(log)) return await fn(...args)
+  // A function, not an arrow: wrapped as a method (`obj.charge = idempotent(...)`), `fn` is called
+  // with the object the wrapper was called on, as it would have been unwrapped.
+  return async function (this: unknown, ...args: TArgs): Promise<Awaited<TResult>> {
+    if (isDisabled(log)) return await fn.apply(this, args)
     const context = lambdaContextOf(args)
     const nowMs = now()
     const remaining = context === undefined ? undefined : remainingMs(context)
@@ -110,7 +112,7 @@ export const idempotent = <TArgs extends unknown[], TResult>(
     let result: PromiseSettledResult<unknown>
     const startedMs = now()
     try {
-      result = fulfilled(await fn(...args))
+      result = fulfilled(await fn.apply(this, args))
     } catch (error) {
       result = rejected(error)
     }

@@ -133,6 +133,21 @@ export const describeIdempotent = (name: string, make: () => Promise<IdempotentS
       await running
     })
 
+    test('called as a method, fn runs with the object as this: obj.charge(order) completes, and a second call replays', async () => {
+      let runs = 0
+      const account = {
+        currency: 'EUR',
+        charge: idempotent(async function (this: { currency: string }, order: { id: string, cents: number }) {
+          runs++
+          return `${order.cents} ${this.currency}`
+        }, { store: target.store, namespace, key: 'id', logger: false })
+      }
+      expect(await account.charge({ id: 'o-9', cents: 500 })).toBe('500 EUR')
+      expect(await account.charge({ id: 'o-9', cents: 500 })).toBe('500 EUR')
+      expect(runs).toBe(1)
+      expect(await target.records(namespace)).toEqual([expect.objectContaining({ status: 'COMPLETED', responseData: '"500 EUR"' })])
+    })
+
     test('onOutcome is told what became of each call', async () => {
       const outcomes: OutcomeReport[] = []
       const fn = idempotent(async (_order: { id: string }) => 1, { store: target.store, namespace, key: 'id', logger: false, onOutcome: (o) => outcomes.push(o) })
