@@ -1,5 +1,5 @@
 import { afterEach, expect, test } from '@jest/globals'
-import { idempotent, IdempotencyConfigError, MemoryStore } from '../../../src/index.js'
+import { idempotent, IdempotencyConfigError, IdempotencyKeyError, MemoryStore } from '../../../src/index.js'
 import { describeIdempotent } from '../../support/contracts/idempotent.js'
 import { lambdaContext, recordingLogger } from '../../support/sqs.js'
 
@@ -40,6 +40,16 @@ test("a durable execution's context (the Lambda context as lambdaContext) gives 
   const fn = idempotent(async (_e: { id: string }, _c: unknown) => { seen = own.records()[0]?.inProgressExpiry }, { store: own, key: 'id', logger: false, now: () => nowMs })
   await fn({ id: 'a' }, { lambdaContext: lambdaContext(7_000) })
   expect(seen).toBe(nowMs + 7_000)
+})
+
+test('a context whose two tenants disagree (context.tenantId, context.lambdaContext.tenantId) rejects with IdempotencyKeyError: fn not run, nothing stored', async () => {
+  const own = new MemoryStore()
+  let runs = 0
+  const fn = idempotent(async (_e: { id: string }, _c: unknown) => ++runs, { store: own, key: 'id', logger: false })
+  const context = { tenantId: 'acme', lambdaContext: { ...lambdaContext(7_000), tenantId: 'globex' } }
+  await expect(fn({ id: 'a' }, context)).rejects.toThrow(new IdempotencyKeyError('function call: context.tenantId ("acme") and context.lambdaContext.tenantId ("globex") name two tenants: the key cannot be scoped to its tenant'))
+  expect(runs).toBe(0)
+  expect(own.records()).toEqual([])
 })
 
 test('a failure at the deadline keeps the lease (the work may have taken effect): not released, not failed', async () => {
