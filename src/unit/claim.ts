@@ -44,7 +44,7 @@ export const claim = async (config: LifecycleConfig, unit: Unit, lease: Lease, s
   // retried it; or, in a durable execution, an earlier invocation of the same execution claimed
   // it (whatever it became since: the execution replays its work, docs/lambda-modes.md). The
   // record is ours.
-  if (existing === undefined || (existing.leaseToken === leaseToken && existing.status === 'IN_PROGRESS')) return { kind: 'run', leaseToken }
+  if (existing === undefined || existing.leaseToken === leaseToken) return { kind: 'run', leaseToken }
   return judge(config, unit, existing)
 }
 
