@@ -44,4 +44,45 @@ describe.each(stores)('idempotent(fn) around a durable handler, %s', (_name, sto
     expect(charges).toEqual(['o-1'])
     await table.close()
   })
+  // An order holding the same item twice: one execution calls the wrapped function twice with
+  // the same key. Its charge is a plain call, not a step: a replay calls it again unless the
+  // stored result answers.
+  const chargePerItem = (store: Parameters<typeof idempotent>[1]['store'], charges: string[]) =>
+    idempotent(async (item: { sku: string }, _context: DurableContext) => {
+      charges.push(item.sku)
+      return `ch-${charges.length}`
+    }, { store, key: 'sku', namespace: 'durable-items', logger: false })
+
+  it('the same key twice in one execution, then a wait: the second call and every replay get the first call\'s stored result; the charge runs once', async () => {
+    const table = await storeUnderTest()
+    const charges: string[] = []
+    const charge = chargePerItem(table.store, charges)
+    const handlerFunction = withDurableExecution(async (order: { items: Array<{ sku: string }> }, context: DurableContext) => {
+      const receipts: string[] = []
+      for (const item of order.items) receipts.push(await charge(item, context))
+      await context.wait({ seconds: 1 })
+      return receipts
+    })
+    const execution = await new LocalDurableTestRunner({ handlerFunction }).run({ payload: { items: [{ sku: 'book' }, { sku: 'book' }] } })
+    expect(execution.getStatus()).toBe('SUCCEEDED')
+    expect(execution.getInvocations().length).toBeGreaterThan(1)
+    expect(execution.getResult()).toEqual(['ch-1', 'ch-1'])
+    expect(charges).toEqual(['book'])
+    expect((await table.records('durable-items')).map((r) => [r.status, r.responseData])).toEqual([['COMPLETED', '"ch-1"']])
+    await table.close()
+  })
+
+  it('the same key twice at once in one execution: one call runs, the other rejects with IdempotencyInProgressError', async () => {
+    const table = await storeUnderTest()
+    const charges: string[] = []
+    const charge = chargePerItem(table.store, charges)
+    const handlerFunction = withDurableExecution(async (order: { items: Array<{ sku: string }> }, context: DurableContext) =>
+      (await Promise.allSettled(order.items.map(async (item) => await charge(item, context))))
+        .map((settled) => settled.status === 'fulfilled' ? settled.value : (settled.reason as Error).name).sort())
+    const execution = await new LocalDurableTestRunner({ handlerFunction }).run({ payload: { items: [{ sku: 'book' }, { sku: 'book' }] } })
+    expect(execution.getStatus()).toBe('SUCCEEDED')
+    expect(execution.getResult()).toEqual(['IdempotencyInProgressError', 'ch-1'])
+    expect(charges).toEqual(['book'])
+    await table.close()
+  })
 })
