@@ -37,6 +37,6 @@ export const idempotency = <TEvent = any>(options: IdempotencyOptions<TEvent>): 
     const untaken = untakenBatchOf(request.event)
     return untaken === undefined
       ? "idempotency from 'middy-idempotency/batch' takes SQS, Kinesis, DynamoDB Streams and Kafka batches, and this event is none: import idempotency from 'middy-idempotency/event' (whole events, HTTP) or 'middy-idempotency' (every event)"
-      : `idempotency from 'middy-idempotency/batch' takes SQS, Kinesis, DynamoDB Streams and Kafka batches, and this is ${untaken}, which no idempotency middleware takes per record: run each record through idempotent() from 'middy-idempotency', or take the batch as one unit with mode: 'event' on the idempotency of 'middy-idempotency/event'`
+      : `idempotency from 'middy-idempotency/batch' takes SQS, Kinesis, DynamoDB Streams and Kafka batches, and this is ${untaken}, which no idempotency middleware takes per record: run each record through makeIdempotent() from 'middy-idempotency', or take the batch as one unit with mode: 'event' on the idempotency of 'middy-idempotency/event'`
   })
 }

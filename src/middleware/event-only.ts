@@ -45,6 +45,6 @@ export const idempotency = <TEvent = any>(options: IdempotencyOptions<TEvent>): 
     const untaken = untakenBatchOf(request.event)
     return untaken === undefined
       ? event
-      : `idempotency from 'middy-idempotency/event' takes whole events, and this is ${untaken}, which no idempotency middleware takes per record: run each record through idempotent() from 'middy-idempotency', or set mode: 'event' to take the batch as one unit`
+      : `idempotency from 'middy-idempotency/event' takes whole events, and this is ${untaken}, which no idempotency middleware takes per record: run each record through makeIdempotent() from 'middy-idempotency', or set mode: 'event' to take the batch as one unit`
   })
 }

@@ -4,7 +4,7 @@ import { LocalDurableTestRunner } from '@aws/durable-execution-sdk-js-testing'
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda'
 import middy7Module from '@middy/core'
 import { executionModeDurableContext } from '@middy/core/DurableContext'
-import { idempotency, idempotent, perRecord, type IdempotencyStore } from '../../../src/index.js'
+import { idempotency, makeIdempotent, perRecord, type IdempotencyStore } from '../../../src/index.js'
 import { storedKey } from '../../../src/keys/selector.js'
 import { freshTable } from '../../support/dynamodb.js'
 import { sqsPartialBatchFailure } from '../../support/middy.js'
@@ -83,9 +83,9 @@ describe('tenants in a durable function with Middy 7, on DynamoDB Local', () => 
     expect(await keysOf('durable-tenants-batch')).toEqual([storedKey('durable-tenants-batch', record.messageId, 'acme'), storedKey('durable-tenants-batch', record.messageId, 'globex')].sort())
   })
 
-  it('idempotent(fn) given the durable context: tenant acme, then tenant globex with the same key, each get their own result', async () => {
+  it('makeIdempotent(fn) given the durable context: tenant acme, then tenant globex with the same key, each get their own result', async () => {
     const charges: string[] = []
-    const charge = idempotent(async (_order: { orderId: string }, context: DurableContext) => await pay(charges, context),
+    const charge = makeIdempotent(async (_order: { orderId: string }, context: DurableContext) => await pay(charges, context),
       { store: table.store, namespace: 'durable-tenants-wrap', key: 'orderId', logger: false })
     const handler = withDurableExecution(async (order: { orderId: string }, context: DurableContext) => await charge(order, context))
     expect(await runAs(handler, ['acme', 'globex', 'acme'], { orderId: 'o-1' })).toEqual([{ chargedFor: 'acme' }, { chargedFor: 'globex' }, { chargedFor: 'acme' }])

@@ -3,7 +3,7 @@ import middy from '@middy/core'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
 import { Redis } from 'ioredis'
 import { createClient } from 'redis'
-import { idempotency, idempotent, IdempotencyStoreError, perRecord, type IdempotencyStore } from '../../../src/index.js'
+import { idempotency, makeIdempotent, IdempotencyStoreError, perRecord, type IdempotencyStore } from '../../../src/index.js'
 import * as batchOnly from '../../../src/batch.js'
 import * as eventOnly from '../../../src/event.js'
 import { DynamoDBStore } from '../../../src/dynamodb.js'
@@ -90,9 +90,9 @@ describe.each(hungStores)('%s', (_name, hungStore) => {
     expect(ran).toBe(0)
   })
 
-  test('idempotent(fn) given the Lambda context rejects before the deadline with an IdempotencyStoreError naming the hung claim; fn does not run', async () => {
+  test('makeIdempotent(fn) given the Lambda context rejects before the deadline with an IdempotencyStoreError naming the hung claim; fn does not run', async () => {
     let ran = 0
-    const charge = idempotent(async (order: { orderId: string }, _context: unknown) => { ran++; return `charged ${order.orderId}` }, { store: await hungStore(), namespace: 'hung', logger: false })
+    const charge = makeIdempotent(async (order: { orderId: string }, _context: unknown) => { ran++; return `charged ${order.orderId}` }, { store: await hungStore(), namespace: 'hung', logger: false })
     const { deadline, context } = invocation(3000)
     const error = await charge({ orderId: 'o-1' }, context).catch((e: unknown) => e)
     expect(Date.now()).toBeLessThan(deadline)

@@ -16,7 +16,7 @@ describe("idempotency from 'middy-idempotency/batch' on batches no entry takes p
     const handler = middy().use(batchOnly.idempotency({ store, logger: false })).handler(async () => { called = true })
     const refused = handler(event, lambdaContext())
     await expect(refused).rejects.toThrow(IdempotencyConfigError)
-    await expect(refused).rejects.toThrow(`this is ${named}, which no idempotency middleware takes per record: run each record through idempotent() from 'middy-idempotency'`)
+    await expect(refused).rejects.toThrow(`this is ${named}, which no idempotency middleware takes per record: run each record through makeIdempotent() from 'middy-idempotency'`)
     expect(called).toBe(false)
     expect(store.records()).toEqual([])
   })

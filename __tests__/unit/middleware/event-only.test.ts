@@ -46,7 +46,7 @@ describe("idempotency from 'middy-idempotency/event' on batches no entry takes p
     const refused = handler(structuredClone(event), lambdaContext())
     await expect(refused).rejects.toThrow(IdempotencyConfigError)
     await expect(refused).rejects.toThrow(`takes whole events, and this is ${named}`)
-    await expect(refused).rejects.toThrow("run each record through idempotent() from 'middy-idempotency', or set mode: 'event' to take the batch as one unit")
+    await expect(refused).rejects.toThrow("run each record through makeIdempotent() from 'middy-idempotency', or set mode: 'event' to take the batch as one unit")
     expect(called).toBe(false)
     expect(store.records()).toEqual([])
     expect(logger.lines.map((l) => l.level)).toEqual(['error'])

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { withDurableExecution, type DurableContext } from '@aws/durable-execution-sdk-js'
 import { LocalDurableTestRunner } from '@aws/durable-execution-sdk-js-testing'
-import { idempotent, type IdempotencyRecord } from '../../../src/index.js'
+import { makeIdempotent, type IdempotencyRecord } from '../../../src/index.js'
 import { integrationStores } from '../../support/stores.js'
 
-// idempotent(fn) called with the durable context at the top of a durable handler: every replay
+// makeIdempotent(fn) called with the durable context at the top of a durable handler: every replay
 // of the execution calls it again, and must carry on as the owner of its own claim
 // (docs/outside-middy.md, docs/lambda-modes.md).
 
@@ -15,9 +15,9 @@ afterAll(async () => { await LocalDurableTestRunner.teardownTestEnvironment() })
 
 const stores = integrationStores.filter(([name]) => name === 'DynamoDBStore' || name === 'RedisStore (node-redis)')
 
-describe.each(stores)('idempotent(fn) around a durable handler, %s', (_name, storeUnderTest) => {
-  const durablePayment = (store: Parameters<typeof idempotent>[1]['store'], charges: string[]) => {
-    const pay = idempotent(async (order: Order, context: DurableContext) => {
+describe.each(stores)('makeIdempotent(fn) around a durable handler, %s', (_name, storeUnderTest) => {
+  const durablePayment = (store: Parameters<typeof makeIdempotent>[1]['store'], charges: string[]) => {
+    const pay = makeIdempotent(async (order: Order, context: DurableContext) => {
       const charge = await context.step('charge', async () => {
         charges.push(order.orderId)
         return `ch_${order.orderId}`
@@ -47,8 +47,8 @@ describe.each(stores)('idempotent(fn) around a durable handler, %s', (_name, sto
   // An order holding the same item twice: one execution calls the wrapped function twice with
   // the same key. Its charge is a plain call, not a step: a replay calls it again unless the
   // stored result answers.
-  const chargePerItem = (store: Parameters<typeof idempotent>[1]['store'], charges: string[]) =>
-    idempotent(async (item: { sku: string }, _context: DurableContext) => {
+  const chargePerItem = (store: Parameters<typeof makeIdempotent>[1]['store'], charges: string[]) =>
+    makeIdempotent(async (item: { sku: string }, _context: DurableContext) => {
       charges.push(item.sku)
       return `ch-${charges.length}`
     }, { store, key: 'sku', namespace: 'durable-items', logger: false })
