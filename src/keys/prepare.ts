@@ -82,9 +82,12 @@ const tenantOf = (context: unknown): string | undefined => {
   if (typeof context !== 'object' || context === null) return undefined
   const own = tenantAt(context, 'context.tenantId')
   const inner = (context as { lambdaContext?: unknown }).lambdaContext
-  const lambda = typeof inner === 'object' && inner !== null ? tenantAt(inner, 'context.lambdaContext.tenantId') : undefined
+  const lambda = typeof inner === 'object' && inner !== null
+    ? tenantAt(inner, 'context.lambdaContext.tenantId')
+    : undefined
   if (own !== undefined && lambda !== undefined && own !== lambda) {
-    throw new IdempotencyKeyError(`context.tenantId (${JSON.stringify(own)}) and context.lambdaContext.tenantId (${JSON.stringify(lambda)}) name two tenants: the key cannot be scoped to its tenant`, undefined, { clientError: false })
+    const which = `context.tenantId (${JSON.stringify(own)}) and context.lambdaContext.tenantId (${JSON.stringify(lambda)})`
+    throw new IdempotencyKeyError(`${which} name two tenants: the key cannot be scoped to its tenant`, undefined, { clientError: false })
   }
   return own ?? lambda
 }
@@ -94,12 +97,14 @@ const tenantAt = (context: object, where: string): string | undefined => {
   const tenant = (context as { tenantId?: unknown }).tenantId
   if (tenant === undefined || tenant === null) return undefined
   if (typeof tenant !== 'string') {
-    throw new IdempotencyKeyError(`${where} is a ${typeof tenant}, not a string: the key cannot be scoped to its tenant`, undefined, { clientError: false })
+    const problem = `${where} is a ${typeof tenant}, not a string: the key cannot be scoped to its tenant`
+    throw new IdempotencyKeyError(problem, undefined, { clientError: false })
   }
   try {
     encodeURIComponent(tenant)
   } catch (error) {
-    throw new IdempotencyKeyError(`${where} is not well-formed Unicode (a lone surrogate): the key cannot be scoped to its tenant`, error, { clientError: false })
+    const problem = `${where} is not well-formed Unicode (a lone surrogate): the key cannot be scoped to its tenant`
+    throw new IdempotencyKeyError(problem, error, { clientError: false })
   }
   return tenant
 }

@@ -82,11 +82,15 @@ const tokenFor = (unit: Unit, lease: Lease): string => {
  * What a record already known to protect the key decides, with no request: one the local
  * cache holds, or one read in bulk (`standing`). Undefined when none does.
  */
-const decideFromKnown = (config: LifecycleConfig, unit: Unit, lease: Lease, leaseToken: string, standing?: IdempotencyRecord): ClaimDecision | undefined => {
+const decideFromKnown = (
+  config: LifecycleConfig, unit: Unit, lease: Lease, leaseToken: string, standing?: IdempotencyRecord
+): ClaimDecision | undefined => {
   // In a durable execution a record this call holds is decided by the claim, which knows its
   // token (the cache keeps none).
   if (lease.owner !== undefined) {
-    return standing === undefined || carriesOn(standing, leaseToken, lease) || isClaimable(standing, lease.nowMs - config.clockSkewMs)
+    const decidedByClaim = standing === undefined || carriesOn(standing, leaseToken, lease) ||
+      isClaimable(standing, lease.nowMs - config.clockSkewMs)
+    return decidedByClaim
       ? undefined
       : judge(config, unit, standing)
   }

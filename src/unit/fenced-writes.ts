@@ -121,7 +121,8 @@ const settleFailure = async (config: LifecycleConfig, unit: Unit, hold: Hold, er
     // first attempt landed. Told apart from a record another invocation took over by one read,
     // on this rare path only.
     if (decision === 'delete' && await isGone(config, unit)) {
-      config.log.info({ message: 'idempotency: the record was already gone (an earlier attempt of the delete landed): released', key: unit.key })
+      const message = 'idempotency: the record was already gone (an earlier attempt of the delete landed): released'
+      config.log.info({ message, key: unit.key })
       return true
     }
     lostLease(config, unit, decision === 'fail' ? 'fail' : 'release')

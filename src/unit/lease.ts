@@ -23,7 +23,9 @@ const LAMBDA_MAX_TIMEOUT_MS = 15 * 60 * 1000
 export const leaseFor = (context: unknown, now: () => number, invokedBy?: 'event-source-mapping'): Lease => {
   const nowMs = now()
   const owner = durableExecutionOf(context)
-  if (owner !== undefined) return { nowMs, until: nowMs + durableExecutionMaxMs(invokedBy), owner, invocation: invocationOf(context as object) }
+  if (owner !== undefined) {
+    return { nowMs, until: nowMs + durableExecutionMaxMs(invokedBy), owner, invocation: invocationOf(context as object) }
+  }
   const ms = remainingMs(context) ?? LAMBDA_MAX_TIMEOUT_MS
   return { nowMs, until: nowMs + (Number.isFinite(ms) ? Math.max(0, ms) : LAMBDA_MAX_TIMEOUT_MS) }
 }
