@@ -43,7 +43,7 @@ export type {
 export { MemoryStore } from './stores/memory-store.js'
 export { isClaimable } from './stores/store.js'
 export { perRecord } from './batch/per-record.js'
-export { idempotent, type IdempotentOptions } from './wrap/idempotent.js'
+export { makeIdempotent, type MakeIdempotentOptions } from './wrap/make-idempotent.js'
 export {
   IdempotencyError,
   IdempotencyInProgressError,

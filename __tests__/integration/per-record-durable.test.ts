@@ -78,4 +78,26 @@ describe.each(entries)('%s', (_entry, entry) => describe.each(stores)('perRecord
     expect(charges).toHaveLength(3)
     await table.close()
   })
+  it('the same order twice in one batch, its work with a wait: it runs once across the replays, and both records succeed', async () => {
+    const table = await storeUnderTest()
+    const charges: string[] = []
+    const chargeCard = async (record: SQSRecord, { context }: { context: unknown }): Promise<string> => {
+      const durable = context as DurableContext
+      const order = JSON.parse(record.body) as { orderId: string }
+      const charge = await durable.step(`charge ${record.messageId}`, async () => { charges.push(order.orderId); return `ch_${order.orderId}` })
+      await durable.wait(`settle ${record.messageId}`, { seconds: 1 })
+      return charge
+    }
+    const handlerFunction = middy7(durableMode)
+      .use(sqsPartialBatchFailure())
+      .use(entry.idempotency({ store: table.store, namespace: 'orders-twice', key: 'body.orderId', logger: recordingLogger() }))
+      .handler(entry.perRecord(chargeCard))
+    const execution = await new LocalDurableTestRunner({ handlerFunction }).run({ payload: sqsEvent([sqsRecord({ orderId: 'o-7' }), sqsRecord({ orderId: 'o-7' })]) })
+    expect(execution.getStatus()).toBe('SUCCEEDED')
+    expect(execution.getInvocations().length).toBeGreaterThan(1)
+    expect(execution.getResult()).toEqual({ batchItemFailures: [] })
+    expect(charges).toEqual(['o-7'])
+    expect((await table.records('orders-twice')).map((record) => [record.status, record.responseData])).toEqual([['COMPLETED', JSON.stringify('ch_o-7')]])
+    await table.close()
+  })
 }))

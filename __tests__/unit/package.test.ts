@@ -79,7 +79,7 @@ test('the description names every event source and store the package works with'
 const publicExports = [
   'HttpServerErrorResponse', 'IdempotencyConfigError', 'IdempotencyError', 'IdempotencyFailedError', 'IdempotencyHeldBackError',
   'IdempotencyInProgressError', 'IdempotencyKeyError', 'IdempotencyLeaseLostError', 'IdempotencyPayloadMismatchError', 'IdempotencyResponseError',
-  'IdempotencyStoreError', 'IdempotencyTransactError', 'MemoryStore', 'default', 'idempotency', 'idempotent', 'isClaimable', 'perRecord'
+  'IdempotencyStoreError', 'IdempotencyTransactError', 'MemoryStore', 'default', 'idempotency', 'isClaimable', 'makeIdempotent', 'perRecord'
 ]
 
 test('the built entry point exports the public contract', async () => {

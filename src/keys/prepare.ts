@@ -67,21 +67,44 @@ const failed = (labelOf: string | ((input: unknown) => string), input: unknown, 
 }
 
 /**
- * The tenant of a function in Lambda's tenant isolation mode: `context.tenantId`, which Lambda
- * sets from the `X-Amz-Tenant-Id` of the Invoke request. It scopes every key, so two tenants that
- * send the same work never share a record.
+ * The tenant of a function in Lambda's tenant isolation mode, which Lambda sets on its context as
+ * `tenantId` from the `X-Amz-Tenant-Id` of the Invoke request. It scopes every key, so two
+ * tenants that send the same work never share a record.
  * https://docs.aws.amazon.com/lambda/latest/dg/tenant-isolation-context.html
+ *
+ * In a durable execution the context is the durable SDK's, which keeps Lambda's as
+ * `lambdaContext`; Middy 7's durable mode copies `tenantId` onto it from the SDK's
+ * `executionContext`, which does not carry it, so there `context.tenantId` is undefined while
+ * `context.lambdaContext.tenantId` holds the tenant. Both are read. Two tenants that disagree
+ * leave the key's scope unknown: the unit fails rather than be stored under either.
  */
 const tenantOf = (context: unknown): string | undefined => {
-  const tenant = typeof context === 'object' && context !== null ? (context as { tenantId?: unknown }).tenantId : undefined
+  if (typeof context !== 'object' || context === null) return undefined
+  const own = tenantAt(context, 'context.tenantId')
+  const inner = (context as { lambdaContext?: unknown }).lambdaContext
+  const lambda = typeof inner === 'object' && inner !== null
+    ? tenantAt(inner, 'context.lambdaContext.tenantId')
+    : undefined
+  if (own !== undefined && lambda !== undefined && own !== lambda) {
+    const which = `context.tenantId (${JSON.stringify(own)}) and context.lambdaContext.tenantId (${JSON.stringify(lambda)})`
+    throw new IdempotencyKeyError(`${which} name two tenants: the key cannot be scoped to its tenant`, undefined, { clientError: false })
+  }
+  return own ?? lambda
+}
+
+/** `tenantId` of one context object (`where` names it in errors): a well-formed string, or undefined when not set. */
+const tenantAt = (context: object, where: string): string | undefined => {
+  const tenant = (context as { tenantId?: unknown }).tenantId
   if (tenant === undefined || tenant === null) return undefined
   if (typeof tenant !== 'string') {
-    throw new IdempotencyKeyError(`context.tenantId is a ${typeof tenant}, not a string: the key cannot be scoped to its tenant`, undefined, { clientError: false })
+    const problem = `${where} is a ${typeof tenant}, not a string: the key cannot be scoped to its tenant`
+    throw new IdempotencyKeyError(problem, undefined, { clientError: false })
   }
   try {
     encodeURIComponent(tenant)
   } catch (error) {
-    throw new IdempotencyKeyError('context.tenantId is not well-formed Unicode (a lone surrogate): the key cannot be scoped to its tenant', error, { clientError: false })
+    const problem = `${where} is not well-formed Unicode (a lone surrogate): the key cannot be scoped to its tenant`
+    throw new IdempotencyKeyError(problem, error, { clientError: false })
   }
   return tenant
 }

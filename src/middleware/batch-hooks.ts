@@ -2,7 +2,7 @@ import { forEachBounded } from '../batch/bounded.js'
 import { IdempotencyConfigError } from '../errors.js'
 import type { LifecycleConfig } from '../unit/config.js'
 import { storeDeadline, withDeadline } from '../unit/deadline.js'
-import { leaseFor, remainingMs } from '../unit/lease.js'
+import { leaseFor, remainingMs, type Lease } from '../unit/lease.js'
 import type { Selection } from '../keys/prepare.js'
 import { originalError, timedOut, watchErrors } from './timeout.js'
 import { fieldOf, listOf, type BatchSource } from '../sources/source.js'
@@ -36,7 +36,8 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
       throw error
     }
     watchErrors(request)
-    const lease = leaseFor(request.context, config.now, 'event-source-mapping')
+    // In a durable execution, every record it claimed runs again in each replay, finished or not (see `claim`).
+    const lease: Lease = { ...leaseFor(request.context, config.now, 'event-source-mapping'), rerunFinished: true }
     // This batch's store calls, bounded by its own deadline (docs/architecture.md: a store that hangs).
     const bounded = withDeadline(config, storeDeadline(request.context, limits.timeoutMarginMs))
     const records = prepareRecords(source, selection, delivered, request.context, event)

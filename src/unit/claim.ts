@@ -4,7 +4,7 @@ import { asStoreError } from './stored-error.js'
 import { withinDeadline } from './deadline.js'
 import { isClaimable, type ClaimRecord, type IdempotencyRecord } from '../stores/store.js'
 import type { LifecycleConfig, Unit } from './config.js'
-import { ownerToken } from './durable.js'
+import { nthClaim, ownerToken } from './durable.js'
 import type { Lease } from './lease.js'
 import type { ClaimDecision } from './outcome.js'
 import { parseResponse } from './stored-result.js'
@@ -16,11 +16,11 @@ import { parseResponse } from './stored-result.js'
  * if it still protects the key, no write is made at all.
  */
 export const claim = async (config: LifecycleConfig, unit: Unit, lease: Lease, standing?: IdempotencyRecord): Promise<ClaimDecision> => {
-  const known = decideFromKnown(config, unit, lease, standing)
+  const leaseToken = tokenFor(unit, lease)
+  const known = decideFromKnown(config, unit, lease, leaseToken, standing)
   if (known !== undefined) return known
   const cutoff = lease.nowMs - config.clockSkewMs
 
-  const leaseToken = tokenFor(unit, lease)
   const nowSeconds = Math.floor(lease.nowMs / 1000)
   const record: ClaimRecord = {
     key: unit.key,
@@ -40,34 +40,57 @@ export const claim = async (config: LifecycleConfig, unit: Unit, lease: Lease, s
   } catch (error) {
     return { kind: 'rejected', error: asStoreError(error, 'claim', unit.key) }
   }
-  // Our own token in the way: the write reached the table, its answer was lost and the SDK
-  // retried it; or, in a durable execution, an earlier invocation of the same execution claimed
-  // it (whatever it became since: the execution replays its work, docs/lambda-modes.md). The
-  // record is ours.
-  if (existing === undefined || existing.leaseToken === leaseToken) return { kind: 'run', leaseToken }
+  if (existing === undefined || carriesOn(existing, leaseToken, lease)) return { kind: 'run', leaseToken }
   return judge(config, unit, existing)
 }
+
+/**
+ * Whether a record standing under our own token is ours to run on. Outside a durable execution
+ * every claim has a new token, so only our own write meets it: it reached the table, its answer
+ * was lost and the SDK retried it. In a durable execution the token is this call's in every
+ * invocation (`ownerToken`): an IN_PROGRESS record is a replay of a call that had not finished,
+ * which carries on as its owner. A finished one (COMPLETED, FAILED) is replayed as any other
+ * record, so that paid work never runs twice in one execution; except in a batch
+ * (`rerunFinished`), where every record the execution claimed is handed to the function again,
+ * since the durable SDK identifies operations by the order they are called in, and a replay must
+ * call the same ones (docs/lambda-modes.md).
+ */
+const carriesOn = (existing: IdempotencyRecord, leaseToken: string, lease: Lease): boolean =>
+  existing.leaseToken === leaseToken && (existing.status === 'IN_PROGRESS' || lease.rerunFinished === true)
 
 /**
  * `effects: 'transact-only'`: the unit runs without a claim, unless a record known to protect
  * its key already decides (the local cache, or the bulk read of redeliveries). Its commit
  * makes the claim, so concurrent duplicates may both run and exactly one commits.
  */
-export const admit = (config: LifecycleConfig, unit: Unit, lease: Lease, standing?: IdempotencyRecord): ClaimDecision =>
-  decideFromKnown(config, unit, lease, standing) ?? { kind: 'run', leaseToken: tokenFor(unit, lease), unclaimed: true }
+export const admit = (config: LifecycleConfig, unit: Unit, lease: Lease, standing?: IdempotencyRecord): ClaimDecision => {
+  const leaseToken = tokenFor(unit, lease)
+  return decideFromKnown(config, unit, lease, leaseToken, standing) ?? { kind: 'run', leaseToken, unclaimed: true }
+}
 
-/** A fresh token for every claim; in a durable execution, the execution's own on this key. */
-const tokenFor = (unit: Unit, lease: Lease): string => lease.owner === undefined ? randomUUID() : ownerToken(lease.owner, unit.key)
+/**
+ * A fresh token for every claim; in a durable execution, the token of this call: the
+ * execution's own on this key, told apart from its other calls on the key in the same
+ * invocation by their rank. Made once per claim: it counts the claim.
+ */
+const tokenFor = (unit: Unit, lease: Lease): string => {
+  if (lease.owner === undefined) return randomUUID()
+  return ownerToken(lease.owner, unit.key, lease.invocation === undefined ? 1 : nthClaim(lease.invocation, unit.key))
+}
 
 /**
  * What a record already known to protect the key decides, with no request: one the local
  * cache holds, or one read in bulk (`standing`). Undefined when none does.
  */
-const decideFromKnown = (config: LifecycleConfig, unit: Unit, lease: Lease, standing?: IdempotencyRecord): ClaimDecision | undefined => {
-  // A durable execution replays what it already did, whatever it stored: a record it holds is
-  // decided by the claim, which knows its token (the cache keeps none).
+const decideFromKnown = (
+  config: LifecycleConfig, unit: Unit, lease: Lease, leaseToken: string, standing?: IdempotencyRecord
+): ClaimDecision | undefined => {
+  // In a durable execution a record this call holds is decided by the claim, which knows its
+  // token (the cache keeps none).
   if (lease.owner !== undefined) {
-    return standing === undefined || standing.leaseToken === tokenFor(unit, lease) || isClaimable(standing, lease.nowMs - config.clockSkewMs)
+    const decidedByClaim = standing === undefined || carriesOn(standing, leaseToken, lease) ||
+      isClaimable(standing, lease.nowMs - config.clockSkewMs)
+    return decidedByClaim
       ? undefined
       : judge(config, unit, standing)
   }

@@ -116,14 +116,38 @@ const settleFailure = async (config: LifecycleConfig, unit: Unit, hold: Hold, er
           error: toStoredError(error)
         }, { signal, clockSkewMs: config.clockSkewMs }))
       : await withinDeadline(config, 'release', unit.key, async (signal) => await config.store.release(unit.key, leaseToken, { signal }))
-    if (!held) lostLease(config, unit, decision === 'fail' ? 'fail' : 'release')
-    return held
+    if (held) return true
+    // A delete whose answer was lost is retried by the SDK, and the retry meets no record: the
+    // first attempt landed. Told apart from a record another invocation took over by one read,
+    // on this rare path only.
+    if (decision === 'delete' && await isGone(config, unit)) {
+      const message = 'idempotency: the record was already gone (an earlier attempt of the delete landed): released'
+      config.log.info({ message, key: unit.key })
+      return true
+    }
+    lostLease(config, unit, decision === 'fail' ? 'fail' : 'release')
+    return false
   } catch (storeError) {
     config.log.error({
       message: `idempotency: could not ${decision === 'fail' ? 'fail' : 'release'} the record; it keeps its lease until it lapses`,
       key: unit.key,
       error: asStoreError(storeError, decision === 'fail' ? 'fail' : 'release', unit.key)
     })
+    return false
+  }
+}
+
+/**
+ * True when no record stands under the unit's key, as a strongly consistent read tells it.
+ * False when one stands, or when the store cannot say (no `read`, or the read failed).
+ */
+const isGone = async (config: LifecycleConfig, unit: Unit): Promise<boolean> => {
+  const read = config.store.read?.bind(config.store)
+  if (read === undefined) return false
+  try {
+    const found = await withinDeadline(config, 'read', unit.key, async (signal) => await read([unit.key], { signal }))
+    return !found.has(unit.key)
+  } catch {
     return false
   }
 }

@@ -1,10 +1,13 @@
-import { durableExecutionOf, durableExecutionMaxMs } from './durable.js'
+import { durableExecutionOf, durableExecutionMaxMs, invocationOf } from './durable.js'
 
 /**
  * The lease: from `nowMs` until `until` (epoch ms), the Lambda's own deadline. `owner`: the
- * durable execution (its ARN) that holds it across its invocations, when there is one.
+ * durable execution (its ARN) that holds it across its invocations, when there is one, and
+ * `invocation`, the object standing for this invocation of it (see `nthClaim`).
+ * `rerunFinished`: in a durable execution, a record this very call finished in an earlier
+ * invocation runs its work again instead of replaying its stored outcome (a batch: see `claim`).
  */
-export interface Lease { nowMs: number, until: number, owner?: string }
+export interface Lease { nowMs: number, until: number, owner?: string, invocation?: object, rerunFinished?: true }
 
 // Without a Lambda context (tests, local runs) the lease is the longest a Lambda can run:
 // https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html
@@ -20,7 +23,9 @@ const LAMBDA_MAX_TIMEOUT_MS = 15 * 60 * 1000
 export const leaseFor = (context: unknown, now: () => number, invokedBy?: 'event-source-mapping'): Lease => {
   const nowMs = now()
   const owner = durableExecutionOf(context)
-  if (owner !== undefined) return { nowMs, until: nowMs + durableExecutionMaxMs(invokedBy), owner }
+  if (owner !== undefined) {
+    return { nowMs, until: nowMs + durableExecutionMaxMs(invokedBy), owner, invocation: invocationOf(context as object) }
+  }
   const ms = remainingMs(context) ?? LAMBDA_MAX_TIMEOUT_MS
   return { nowMs, until: nowMs + (Number.isFinite(ms) ? Math.max(0, ms) : LAMBDA_MAX_TIMEOUT_MS) }
 }

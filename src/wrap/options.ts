@@ -4,14 +4,14 @@ import { refuseUnknownOptions } from '../unknown-options.js'
 import type { FailurePolicy, IdempotencyLogger, IdempotencyStore, LogLevel, OutcomeReport } from '../types.js'
 
 /**
- * Options of {@link idempotent}: the middleware's, where they apply to one function call.
+ * Options of {@link makeIdempotent}: the middleware's, where they apply to one function call.
  *
  * @example
  * ```ts
- * const options: IdempotentOptions<[order: { id: string }]> = { store: new MemoryStore(), key: 'id', leaseSeconds: 60 }
+ * const options: MakeIdempotentOptions<[order: { id: string }]> = { store: new MemoryStore(), key: 'id', leaseSeconds: 60 }
  * ```
  */
-export interface IdempotentOptions<TArgs extends unknown[] = unknown[]> {
+export interface MakeIdempotentOptions<TArgs extends unknown[] = unknown[]> {
   /** Where records are kept: `DynamoDBStore` or `RedisStore` in production, `MemoryStore` in tests. Required. */
   store: IdempotencyStore<any>
   /**
@@ -50,23 +50,23 @@ export interface IdempotentOptions<TArgs extends unknown[] = unknown[]> {
 }
 
 const OPTION_NAMES = ['store', 'key', 'payload', 'expiresAfterSeconds', 'onFailure', 'namespace', 'leaseSeconds', 'onOutcome', 'logger', 'logLevel',
-  'clockSkewMs', 'now'] as const satisfies ReadonlyArray<keyof IdempotentOptions>
-// Fails to compile when an option is added to IdempotentOptions but not to the list above.
-const everyOptionListed: Exclude<keyof IdempotentOptions, (typeof OPTION_NAMES)[number]> extends never ? true : never = true
+  'clockSkewMs', 'now'] as const satisfies ReadonlyArray<keyof MakeIdempotentOptions>
+// Fails to compile when an option is added to MakeIdempotentOptions but not to the list above.
+const everyOptionListed: Exclude<keyof MakeIdempotentOptions, (typeof OPTION_NAMES)[number]> extends never ? true : never = true
 void everyOptionListed
 
-/** The options checked, named `idempotent` in every error: the middleware's checks for the options both have, then ours. */
-export const checkOptions = (options: IdempotentOptions<any>): void => {
-  if (options === null || typeof options !== 'object') throw new IdempotencyConfigError('idempotent: options are required ({ store })')
-  refuseUnknownOptions('idempotent', options, OPTION_NAMES)
+/** The options checked, named `makeIdempotent` in every error: the middleware's checks for the options both have, then ours. */
+export const checkOptions = (options: MakeIdempotentOptions<any>): void => {
+  if (options === null || typeof options !== 'object') throw new IdempotencyConfigError('makeIdempotent: options are required ({ store })')
+  refuseUnknownOptions('makeIdempotent', options, OPTION_NAMES)
   const { leaseSeconds, ...shared } = options
   try {
     resolveOptions(shared)
   } catch (error) {
-    if (error instanceof IdempotencyConfigError) throw new IdempotencyConfigError(error.message.replace(/^idempotency:/, 'idempotent:'))
+    if (error instanceof IdempotencyConfigError) throw new IdempotencyConfigError(error.message.replace(/^idempotency:/, 'makeIdempotent:'))
     throw error
   }
   if (leaseSeconds !== undefined && !(typeof leaseSeconds === 'number' && Number.isFinite(leaseSeconds) && leaseSeconds > 0)) {
-    throw new IdempotencyConfigError('idempotent: leaseSeconds must be a positive number')
+    throw new IdempotencyConfigError('makeIdempotent: leaseSeconds must be a positive number')
   }
 }

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, expect, test } from '@jest/globals'
 import { GetItemCommand } from '@aws-sdk/client-dynamodb'
-import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency'
+import { IdempotencyConfig, makeIdempotent as powertoolsMakeIdempotent } from '@aws-lambda-powertools/idempotency'
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb'
 import { run } from '../../../src/cli/main.js'
-import { idempotent } from '../../../src/index.js'
+import { makeIdempotent } from '../../../src/index.js'
 import { DynamoDBStore } from '../../../src/dynamodb.js'
 import { deferred } from '../../support/deferred.js'
 import { endpoint, freshTable } from '../../support/dynamodb.js'
@@ -39,7 +39,7 @@ beforeAll(async () => {
   table = await freshTable({ keyAttr: 'id' })
   const persistenceStore = new DynamoDBPersistenceLayer({ tableName: table.tableName, awsSdkV3Client: table.client as never })
   const started = deferred()
-  const charge = makeIdempotent(async (order: { orderId: string, wait?: boolean }) => {
+  const charge = powertoolsMakeIdempotent(async (order: { orderId: string, wait?: boolean }) => {
     if (order.wait === true) {
       started.resolve()
       await finishTheirs.promise
@@ -50,7 +50,7 @@ beforeAll(async () => {
   running = charge({ orderId: 'pt-running', wait: true })
   await started.promise
   const store = new DynamoDBStore({ tableName: table.tableName, client: table.client, keyAttr: 'id', expiryAttr: 'expiration' })
-  await idempotent(async (order: { orderId: string }) => ({ charged: order.orderId }), { store, namespace: 'orders', key: 'orderId', leaseSeconds: 60, logger: false })({ orderId: 'ours-done' })
+  await makeIdempotent(async (order: { orderId: string }) => ({ charged: order.orderId }), { store, namespace: 'orders', key: 'orderId', leaseSeconds: 60, logger: false })({ orderId: 'ours-done' })
 
   const items = await table.items()
   const keyWith = (status: string): string => String(items.find((i) => i.status === status && !String(i.id).startsWith('orders#'))?.id)

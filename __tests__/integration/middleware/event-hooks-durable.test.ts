@@ -158,4 +158,29 @@ describe.each(entries)('%s', (_entry, entry) => describe.each(stores)('whole-eve
     expect((await stored(table)).map((record) => record.status)).toEqual(['COMPLETED'])
     await table.close()
   })
+  it('a replay that meets the record its own execution completed replays the stored result: the handler does not run again', async () => {
+    const table = await storeUnderTest()
+    const charges: string[] = []
+    // Such a replay follows an invocation that completed the record and ended before the durable
+    // SDK recorded the execution's result. The local runner cannot end an invocation there, so a
+    // second execution is given the first's ARN: the same claim, token and record as such a replay.
+    const arn = `arn:aws:lambda:us-east-1:123456789012:function:payments:$LATEST/durable-execution/replayed/${Math.random().toString(36).slice(2)}`
+    const sameExecution = { before: (request: { context: { executionContext: unknown } }) => { request.context.executionContext = { durableExecutionArn: arn } } }
+    const handlerFunction = middy7(durableMode)
+      .use(sameExecution)
+      .use(entry({ store: table.store, namespace: 'payments', logger: recordingLogger() }))
+      .handler(async (event, context) => {
+        const charge = await context.step('charge', async () => { charges.push(event.orderId); return `ch_${event.orderId}` })
+        await context.wait({ seconds: 1 })
+        return { charge }
+      })
+    const first = await new LocalDurableTestRunner({ handlerFunction }).run({ payload: { orderId: 'o-6', amount: 42 } })
+    expect(first.getResult()).toEqual({ charge: 'ch_o-6' })
+    const replay = await new LocalDurableTestRunner({ handlerFunction }).run({ payload: { orderId: 'o-6', amount: 42 } })
+    expect(replay.getStatus()).toBe('SUCCEEDED')
+    expect(replay.getResult()).toEqual({ charge: 'ch_o-6' })
+    expect(charges).toEqual(['o-6'])
+    expect(replay.getOperations()).toHaveLength(0)
+    await table.close()
+  })
 }))

@@ -3,7 +3,7 @@ import middy from '@middy/core'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
 import { Redis } from 'ioredis'
 import { createClient } from 'redis'
-import { idempotency, idempotent, IdempotencyStoreError, perRecord, type IdempotencyStore } from '../../../src/index.js'
+import { idempotency, makeIdempotent, IdempotencyStoreError, perRecord, type IdempotencyStore } from '../../../src/index.js'
 import * as batchOnly from '../../../src/batch.js'
 import * as eventOnly from '../../../src/event.js'
 import { DynamoDBStore } from '../../../src/dynamodb.js'
@@ -90,9 +90,9 @@ describe.each(hungStores)('%s', (_name, hungStore) => {
     expect(ran).toBe(0)
   })
 
-  test('idempotent(fn) given the Lambda context rejects before the deadline with an IdempotencyStoreError naming the hung claim; fn does not run', async () => {
+  test('makeIdempotent(fn) given the Lambda context rejects before the deadline with an IdempotencyStoreError naming the hung claim; fn does not run', async () => {
     let ran = 0
-    const charge = idempotent(async (order: { orderId: string }, _context: unknown) => { ran++; return `charged ${order.orderId}` }, { store: await hungStore(), namespace: 'hung', logger: false })
+    const charge = makeIdempotent(async (order: { orderId: string }, _context: unknown) => { ran++; return `charged ${order.orderId}` }, { store: await hungStore(), namespace: 'hung', logger: false })
     const { deadline, context } = invocation(3000)
     const error = await charge({ orderId: 'o-1' }, context).catch((e: unknown) => e)
     expect(Date.now()).toBeLessThan(deadline)
@@ -153,3 +153,62 @@ test('a completion that hangs after the work ran: the record is reported failed 
   expect(failedIds(await consumer(() => deadline + 1000)(sqsEvent([redelivered(record)]), lambdaContext()))).toEqual([])
   expect(runs).toBe(2)
 })
+
+/**
+ * DynamoDB Local behind a proxy that answers until the test holds it: the store then hangs on
+ * whatever is sent next. The consumer's records hold it from inside their work, then fail.
+ */
+const storeThatHangsAfterWork = async () => {
+  const table = await freshTable()
+  cleanups.push(table.drop)
+  const { hostname, port } = new URL(endpoint())
+  const proxy = await blackhole({ host: hostname, port: Number(port) })
+  cleanups.push(proxy.close)
+  return { table, proxy, store: new DynamoDBStore({ tableName: table.tableName, client: localClient({ endpoint: proxy.url }) }) }
+}
+
+// Middy's early timeout is off, so that only the middleware's own bound on these writes can answer
+// in time. Without that bound the handler never answers: each test's own timeout then fails it
+// well before Jest's default.
+test("a failure kept FAILED (onFailure 'fail') whose fail write hangs: the batch is answered before the deadline, the record reported failed and left IN_PROGRESS", async () => {
+  const { table, proxy, store } = await storeThatHangsAfterWork()
+  const logger = recordingLogger()
+  const handler = middy<SQSEvent>({ timeoutEarlyInMillis: 0 })
+    .use(sqsPartialBatchFailure({ logger: false as never }))
+    .use(idempotency({ store, namespace: 'hung-fail', logger, timeoutMarginMs: 2000, onFailure: 'fail' }))
+    .handler(perRecord(async () => {
+      proxy.hold()
+      throw new Error('card declined')
+    }))
+  const record = sqsRecord({ orderId: 'o-1' })
+  const { deadline, context } = invocation(4000)
+  expect(failedIds(await handler(sqsEvent([record]), context))).toEqual([record.messageId])
+  expect(Date.now()).toBeLessThan(deadline)
+  expect(loggedErrors(logger)).toContainEqual(expect.stringMatching(/^fail of key hung-fail#\S+ did not answer within \d+ ms/))
+  proxy.lift()
+  // The proxy swallowed the fail: the record keeps its lease until it lapses.
+  expect(await table.items()).toEqual([expect.objectContaining({ status: 'IN_PROGRESS' })])
+}, 15_000)
+
+test("release writes that hang (onFailure 'delete', and the record held back behind it): the batch is answered before the deadline, both records reported failed and left IN_PROGRESS", async () => {
+  const { table, proxy, store } = await storeThatHangsAfterWork()
+  const logger = recordingLogger()
+  let runs = 0
+  const handler = middy<SQSEvent>({ timeoutEarlyInMillis: 0 })
+    .use(sqsPartialBatchFailure({ logger: false as never }))
+    .use(idempotency({ store, namespace: 'hung-release', logger, timeoutMarginMs: 2000, onFailure: 'delete' }))
+    .handler(perRecord(async () => {
+      runs++
+      proxy.hold()
+      throw new Error('card declined')
+    }))
+  // One FIFO group: the second record is claimed, then held back once the first fails.
+  const records = [sqsRecord({ orderId: 'o-1' }, { groupId: 'g1' }), sqsRecord({ orderId: 'o-2' }, { groupId: 'g1' })]
+  const { deadline, context } = invocation(4000)
+  expect(failedIds(await handler(sqsEvent(records), context))).toEqual(records.map((r) => r.messageId))
+  expect(Date.now()).toBeLessThan(deadline)
+  expect(runs).toBe(1)
+  expect(loggedErrors(logger).filter((message) => /^release of key hung-release#\S+ did not answer within \d+ ms/.test(message))).toHaveLength(2)
+  proxy.lift()
+  expect((await table.items()).map((item) => item.status)).toEqual(['IN_PROGRESS', 'IN_PROGRESS'])
+}, 15_000)

@@ -102,4 +102,21 @@ describe('the tenant of a tenant-isolated function (context.tenantId) scopes eve
     try { keyFor(42) } catch (thrown) { error = thrown }
     expect((error as IdempotencyKeyError).expose).toBe(false)
   })
+  // The durable SDK's context keeps Lambda's as `lambdaContext`; Middy 7's durable mode leaves
+  // `context.tenantId` undefined beside it (docs/lambda-modes.md).
+  const durableKeyFor = (own: unknown, lambda: unknown): string =>
+    prepareUnit(selecting({ orderId: 'o-1' }), {}, { tenantId: own, lambdaContext: { tenantId: lambda } }, 1, 'event').key
+
+  test('in a durable execution the tenant is read from context.lambdaContext.tenantId too', () => {
+    expect(durableKeyFor(undefined, 'blue')).toBe(`ns#blue#${hash}`)
+    expect(durableKeyFor('blue', 'blue')).toBe(`ns#blue#${hash}`)
+    expect(durableKeyFor('blue', undefined)).toBe(`ns#blue#${hash}`)
+    expect(durableKeyFor(undefined, undefined)).toBe(`ns#${hash}`)
+  })
+
+  test('two tenants that disagree fail the unit with IdempotencyKeyError naming both, rather than scope the key to either', () => {
+    expect(() => durableKeyFor('blue', 'green')).toThrow(IdempotencyKeyError)
+    expect(() => durableKeyFor('blue', 'green')).toThrow('event: context.tenantId ("blue") and context.lambdaContext.tenantId ("green") name two tenants: the key cannot be scoped to its tenant')
+    expect(() => durableKeyFor(undefined, 7)).toThrow('event: context.lambdaContext.tenantId is a number, not a string: the key cannot be scoped to its tenant')
+  })
 })

@@ -1,6 +1,6 @@
 import { afterEach, expect, test } from '@jest/globals'
 import middy from '@middy/core'
-import { idempotency, idempotent, MemoryStore } from '../../../src/index.js'
+import { idempotency, makeIdempotent, MemoryStore } from '../../../src/index.js'
 import { lambdaContext, recordingLogger } from '../../support/sqs.js'
 
 const savedEnv = { ...process.env }
@@ -49,7 +49,7 @@ test('in AWS Lambda the switch is refused: idempotency stays on, and every invoc
   expect(logger.lines).toEqual([1, 2].map(() => ({ level: 'error', entry: { message: expect.stringMatching(/MIDDY_IDEMPOTENCY_DISABLED is ignored in AWS Lambda/) } })))
 
   let calls = 0
-  const fn = idempotent(async (_e: { id: string }) => ++calls, { store, key: 'id', logger: false })
+  const fn = makeIdempotent(async (_e: { id: string }) => ++calls, { store, key: 'id', logger: false })
   await fn({ id: 'b' })
   await fn({ id: 'b' })
   expect(calls).toBe(1)

@@ -1,7 +1,7 @@
 import { describe, expect, test } from '@jest/globals'
 import middy from '@middy/core'
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda'
-import { idempotency, idempotent, MemoryStore } from '../../../src/index.js'
+import { idempotency, makeIdempotent, MemoryStore } from '../../../src/index.js'
 import { deferred } from '../../support/deferred.js'
 import { httpApiEvent } from '../../support/http.js'
 import { lambdaContext } from '../../support/sqs.js'
@@ -64,11 +64,11 @@ describe('a whole event in progress in another invocation', () => {
     }])
   })
 
-  test('idempotent(fn): the same words as a direct invoke', async () => {
+  test('makeIdempotent(fn): the same words as a direct invoke', async () => {
     const { lines, logger } = recording()
     const started = deferred()
     const finish = deferred()
-    const charge = idempotent(async (_order: { orderId: string }) => {
+    const charge = makeIdempotent(async (_order: { orderId: string }) => {
       started.resolve()
       await finish.promise
       return 'charged'

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals'
-import { DURABLE_ESM_EXECUTION_MAX_MS, DURABLE_EXECUTION_MAX_MS, durableExecutionOf, ownerToken } from '../../../src/unit/durable.js'
+import { DURABLE_ESM_EXECUTION_MAX_MS, DURABLE_EXECUTION_MAX_MS, durableExecutionOf, nthClaim, ownerToken } from '../../../src/unit/durable.js'
 import { leaseFor } from '../../../src/unit/lease.js'
 
 const arn = 'arn:aws:lambda:eu-west-1:123456789012:function:pay:$LATEST/durable-execution/run-1/0a1b'
@@ -24,12 +24,24 @@ describe('durable executions', () => {
   })
 
   it('leases for as long as the execution may run, not the invocation\'s remaining time, held by the execution', () => {
-    expect(leaseFor(durableContext, () => 1_000)).toEqual({ nowMs: 1_000, until: 1_000 + DURABLE_EXECUTION_MAX_MS, owner: arn })
+    expect(leaseFor(durableContext, () => 1_000)).toEqual({ nowMs: 1_000, until: 1_000 + DURABLE_EXECUTION_MAX_MS, owner: arn, invocation: durableContext.lambdaContext })
     expect(leaseFor(durableContext.lambdaContext, () => 1_000)).toEqual({ nowMs: 1_000, until: 3_000 })
   })
 
   it('leases a batch of an event source mapping for as long as such an execution may run (90 minutes at most), not a year', () => {
     expect(DURABLE_ESM_EXECUTION_MAX_MS).toBe(90 * 60 * 1000)
-    expect(leaseFor(durableContext, () => 1_000, 'event-source-mapping')).toEqual({ nowMs: 1_000, until: 1_000 + DURABLE_ESM_EXECUTION_MAX_MS, owner: arn })
+    expect(leaseFor(durableContext, () => 1_000, 'event-source-mapping')).toEqual({ nowMs: 1_000, until: 1_000 + DURABLE_ESM_EXECUTION_MAX_MS, owner: arn, invocation: durableContext.lambdaContext })
+  })
+  it('tells apart the calls of one execution on one key by their rank in the invocation: each its own token, the first the token earlier versions gave', () => {
+    expect(ownerToken(arn, 'pay#a', 1)).toBe(ownerToken(arn, 'pay#a'))
+    expect(new Set([1, 2, 3].map((nth) => ownerToken(arn, 'pay#a', nth))).size).toBe(3)
+    expect(ownerToken(arn, 'pay#a', 2)).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
+  })
+
+  it('ranks the claims of one invocation per key, from 1; another invocation counts from 1 again', () => {
+    const first = {}
+    const replay = {}
+    expect([nthClaim(first, 'pay#a'), nthClaim(first, 'pay#b'), nthClaim(first, 'pay#a')]).toEqual([1, 1, 2])
+    expect([nthClaim(replay, 'pay#a'), nthClaim(replay, 'pay#a')]).toEqual([1, 2])
   })
 })

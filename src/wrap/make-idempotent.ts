@@ -13,9 +13,9 @@ import { defaultLogLevel } from '../observe/log.js'
 import { defaults } from '../middleware/options.js'
 import { defaultNamespace } from '../keys/namespace.js'
 import { isDisabled } from '../middleware/disabled.js'
-import { checkOptions, type IdempotentOptions } from './options.js'
+import { checkOptions, type MakeIdempotentOptions } from './options.js'
 
-export type { IdempotentOptions }
+export type { MakeIdempotentOptions }
 
 // Without a Lambda context and without `leaseSeconds`: the longest a Lambda function runs.
 // https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html
@@ -42,20 +42,20 @@ const lambdaContextOf = (args: readonly unknown[]): unknown =>
  *
  * @example
  * ```ts
- * import { idempotent, MemoryStore } from 'middy-idempotency'
+ * import { makeIdempotent, MemoryStore } from 'middy-idempotency'
  *
- * const chargeOnce = idempotent(async (order: { id: string, cents: number }) => ({ charged: order.cents }), {
+ * const chargeOnce = makeIdempotent(async (order: { id: string, cents: number }) => ({ charged: order.cents }), {
  *   store: new MemoryStore(), key: 'id', leaseSeconds: 60
  * })
  * await chargeOnce({ id: 'o-1', cents: 500 }) // runs
  * await chargeOnce({ id: 'o-1', cents: 500 }) // returns { charged: 500 } without running
  * ```
  */
-export const idempotent = <TArgs extends unknown[], TResult>(
+export const makeIdempotent = <TArgs extends unknown[], TResult>(
   fn: (...args: TArgs) => Promise<TResult> | TResult,
-  options: IdempotentOptions<TArgs>
+  options: MakeIdempotentOptions<TArgs>
 ): ((...args: TArgs) => Promise<Awaited<TResult>>) => {
-  if (typeof fn !== 'function') throw new TypeError('idempotent: fn must be a function')
+  if (typeof fn !== 'function') throw new TypeError('makeIdempotent: fn must be a function')
   checkOptions(options)
   const log = createLog(options.logger ?? console, options.logLevel ?? defaultLogLevel())
   const now = options.now ?? defaults.now
@@ -77,8 +77,10 @@ export const idempotent = <TArgs extends unknown[], TResult>(
   const leaseMs = (options.leaseSeconds ?? DEFAULT_LEASE_SECONDS) * 1000
   const label = `${fn.name === '' ? 'function' : fn.name} call`
 
-  return async (...args: TArgs): Promise<Awaited<TResult>> => {
-    if (isDisabled(log)) return await fn(...args)
+  // A function, not an arrow: wrapped as a method (`obj.charge = makeIdempotent(...)`), `fn` is called
+  // with the object the wrapper was called on, as it would have been unwrapped.
+  return async function (this: unknown, ...args: TArgs): Promise<Awaited<TResult>> {
+    if (isDisabled(log)) return await fn.apply(this, args)
     const context = lambdaContextOf(args)
     const nowMs = now()
     const remaining = context === undefined ? undefined : remainingMs(context)
@@ -110,7 +112,7 @@ export const idempotent = <TArgs extends unknown[], TResult>(
     let result: PromiseSettledResult<unknown>
     const startedMs = now()
     try {
-      result = fulfilled(await fn(...args))
+      result = fulfilled(await fn.apply(this, args))
     } catch (error) {
       result = rejected(error)
     }
