@@ -16,7 +16,7 @@ export interface LatticeV2Shape {
   version?: unknown
   path?: unknown
   method?: unknown
-  requestContext?: { serviceNetworkArn?: unknown, serviceArn?: unknown, targetGroupArn?: unknown, identity?: { principal?: unknown } | null } | null
+  requestContext?: { serviceArn?: unknown, targetGroupArn?: unknown, identity?: { principal?: unknown } | null } | null
 }
 
 /**
@@ -35,7 +35,8 @@ export const isLatticeV1 = (event: unknown): event is LatticeV1Shape & { raw_pat
 
 /**
  * True for a Lattice v2 event: `version` 2.0 with a top-level `method` and `path` (an HTTP API's
- * 2.0 events have neither), and the target group or service that received it in `requestContext`.
+ * 2.0 events have neither), and the target group that received it in `requestContext` (every v2
+ * event names one: a Lambda function is a target of a target group).
  *
  * @example
  * ```ts
@@ -44,10 +45,7 @@ export const isLatticeV1 = (event: unknown): event is LatticeV1Shape & { raw_pat
  */
 export const isLatticeV2 = (event: unknown): event is LatticeV2Shape & { path: string, method: string } => {
   const e = event as LatticeV2Shape | null | undefined
-  if (e?.version !== '2.0' || typeof e.method !== 'string' || typeof e.path !== 'string') return false
-  const context = e.requestContext
-  return typeof context === 'object' && context !== null &&
-    (typeof context.targetGroupArn === 'string' || typeof context.serviceArn === 'string' || typeof context.serviceNetworkArn === 'string')
+  return e?.version === '2.0' && typeof e.method === 'string' && typeof e.path === 'string' && typeof e.requestContext?.targetGroupArn === 'string'
 }
 
 /** True for a Lattice event of either structure. */

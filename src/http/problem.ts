@@ -19,7 +19,7 @@ export const STORE_UNAVAILABLE: ProblemDetails = {
   type: 'about:blank',
   title: 'Service Unavailable',
   status: 503,
-  detail: 'This request could not be started and nothing was done. Retry it, with the same idempotency key, after the time in Retry-After.'
+  detail: 'Nothing was done. Retry this request later, with the same idempotency key.'
 }
 
 /**
@@ -46,20 +46,19 @@ export const problemOf = (error: unknown): ProblemDetails | undefined => {
  * retryAfterSeconds(10_500, 0) // 11
  * ```
  */
-export const retryAfterSeconds = (untilMs: number, nowMs: number): number =>
-  Number.isFinite(untilMs - nowMs) ? Math.max(1, Math.ceil((untilMs - nowMs) / 1000)) : 1
+export const retryAfterSeconds = (untilMs: number, nowMs: number): number => Math.max(1, Math.ceil((untilMs - nowMs) / 1000))
 
 type Headers = Record<string, unknown>
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 
-/** Headers without the ones that described the body being replaced, nor any of `replaced` (names in lower case), whatever their case. */
-const withoutBodyHeaders = (headers: unknown, replaced: ReadonlySet<string>): Headers =>
-  Object.fromEntries(Object.entries(isObject(headers) ? headers : {}).filter(([name]) => !/^content-(type|length)$/i.test(name) && !replaced.has(name.toLowerCase())))
+/** Headers without the ones that described the body being replaced, nor a `Retry-After` of theirs, whatever their case. */
+const withoutBodyHeaders = (headers: unknown): Headers =>
+  Object.fromEntries(Object.entries(isObject(headers) ? headers : {}).filter(([name]) => !/^(content-(type|length)|retry-after)$/i.test(name)))
 
 /**
- * The response to a refused HTTP request, with `headers` of its own (a `Retry-After`). A response
- * already built by a middleware inside ours (`@middy/http-error-handler` turns the error into a
+ * The response to a refused HTTP request, with `headers` of its own (a `Retry-After`, which
+ * replaces one the response had). A response already built by a middleware inside ours (`@middy/http-error-handler` turns the error into a
  * `text/plain` message; `@middy/http-cors` adds its headers) keeps its other headers; its status
  * and body are replaced. An event with `multiValueHeaders` (API Gateway REST, ALB with
  * multi-value headers on, where ALB reads only those) gets them in the response too. An ALB or a
@@ -75,18 +74,17 @@ const withoutBodyHeaders = (headers: unknown, replaced: ReadonlySet<string>): He
  */
 export const problemResponse = (problem: ProblemDetails, event: unknown, current: unknown, headers: Record<string, string> = {}): Record<string, unknown> => {
   const built = isObject(current) ? current : {}
-  const replaced = new Set(Object.keys(headers).map((name) => name.toLowerCase()))
   const response: Record<string, unknown> = {
     ...built,
     statusCode: problem.status,
-    headers: { ...withoutBodyHeaders(built.headers, replaced), 'Content-Type': PROBLEM_CONTENT_TYPE, ...headers },
+    headers: { ...withoutBodyHeaders(built.headers), 'Content-Type': PROBLEM_CONTENT_TYPE, ...headers },
     body: JSON.stringify({ type: problem.type, title: problem.title, status: problem.status, detail: problem.detail }),
     isBase64Encoded: false
   }
   const e = isObject(event) ? event : {}
   if (isObject(built.multiValueHeaders) || isObject(e.multiValueHeaders)) {
     const own = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]]))
-    response.multiValueHeaders = { ...withoutBodyHeaders(built.multiValueHeaders, replaced), 'Content-Type': [PROBLEM_CONTENT_TYPE], ...own }
+    response.multiValueHeaders = { ...withoutBodyHeaders(built.multiValueHeaders), 'Content-Type': [PROBLEM_CONTENT_TYPE], ...own }
   }
   if ((isObject(e.requestContext) && 'elb' in e.requestContext) || isLatticeEvent(event)) response.statusDescription = `${problem.status} ${problem.title}`
   return response
