@@ -21,7 +21,10 @@ export const isBase64Body = (event: unknown): boolean => {
   return typeof e?.body === 'string' && (e.isBase64Encoded === true || e.is_base64_encoded === true)
 }
 
-/** The parts of an HTTP event whose text is base64 when it says so: what a key or payload path decodes before reading into it. */
+/**
+ * The parts of an HTTP event whose text is base64 when it says so: what a key or payload path
+ * decodes before reading into it.
+ */
 export const base64PartsOf = (event: unknown): readonly string[] => isBase64Body(event) ? BODY : NONE
 const BODY = ['body'] as const
 const NONE = [] as const

@@ -26,9 +26,10 @@ interface Claims { sub?: unknown, iss?: unknown }
  * the client's, `x-amzn-oidc-*` included, so the caller is read from `requestContext` only. On an
  * ALB, it is the `x-amzn-oidc-identity` header the load balancer sets when it authenticated the
  * request. On VPC Lattice, it is the principal Lattice authenticated with IAM auth (v2's
- * `requestContext.identity.principal`; v1 events name none). Each caller is written `kind:value`, the kind naming who vouched for it, so that one
- * authenticator's user can never read as another's (a JWT `sub` equal to an IAM ARN, or to a
- * Lambda authorizer's principal, is someone else).
+ * `requestContext.identity.principal`; v1 events name none). Each caller is written
+ * `kind:value`, the kind naming who vouched for it, so that one authenticator's user can never
+ * read as another's (a JWT `sub` equal to an IAM ARN, or to a Lambda authorizer's principal, is
+ * someone else).
  *
  * @example
  * ```ts

@@ -9,7 +9,12 @@
  */
 
 /** The fields of a Lattice v1 event that this package reads. */
-export interface LatticeV1Shape { raw_path?: unknown, method?: unknown, query_string_parameters?: Record<string, unknown> | null, is_base64_encoded?: unknown }
+export interface LatticeV1Shape {
+  raw_path?: unknown
+  method?: unknown
+  query_string_parameters?: Record<string, unknown> | null
+  is_base64_encoded?: unknown
+}
 
 /** The fields of a Lattice v2 event that this package reads. */
 export interface LatticeV2Shape {
@@ -45,7 +50,8 @@ export const isLatticeV1 = (event: unknown): event is LatticeV1Shape & { raw_pat
  */
 export const isLatticeV2 = (event: unknown): event is LatticeV2Shape & { path: string, method: string } => {
   const e = event as LatticeV2Shape | null | undefined
-  return e?.version === '2.0' && typeof e.method === 'string' && typeof e.path === 'string' && typeof e.requestContext?.targetGroupArn === 'string'
+  return e?.version === '2.0' && typeof e.method === 'string' && typeof e.path === 'string' &&
+    typeof e.requestContext?.targetGroupArn === 'string'
 }
 
 /** True for a Lattice event of either structure. */

@@ -33,7 +33,8 @@ export const STORE_UNAVAILABLE: ProblemDetails = {
  * ```
  */
 export const problemOf = (error: unknown): ProblemDetails | undefined => {
-  if (error instanceof IdempotencyInProgressError || error instanceof IdempotencyPayloadMismatchError || error instanceof IdempotencyKeyError) return error.problem
+  if (error instanceof IdempotencyInProgressError || error instanceof IdempotencyPayloadMismatchError ||
+    error instanceof IdempotencyKeyError) return error.problem
   return error instanceof IdempotencyStoreError && error.operation === 'claim' ? STORE_UNAVAILABLE : undefined
 }
 
@@ -46,21 +47,25 @@ export const problemOf = (error: unknown): ProblemDetails | undefined => {
  * retryAfterSeconds(10_500, 0) // 11
  * ```
  */
-export const retryAfterSeconds = (untilMs: number, nowMs: number): number => Math.max(1, Math.ceil((untilMs - nowMs) / 1000))
+export const retryAfterSeconds = (untilMs: number, nowMs: number): number =>
+  Math.max(1, Math.ceil((untilMs - nowMs) / 1000))
 
 type Headers = Record<string, unknown>
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 
-/** Headers without the ones that described the body being replaced, nor a `Retry-After` of theirs, whatever their case. */
+/** What a refusal's answer replaces of a response built inside ours: what described its body, and its `Retry-After`. */
+const REPLACED_HEADERS = /^(content-(type|length)|retry-after)$/i
+
+/** Headers without the ones the refusal's answer replaces, whatever their case. */
 const withoutBodyHeaders = (headers: unknown): Headers =>
-  Object.fromEntries(Object.entries(isObject(headers) ? headers : {}).filter(([name]) => !/^(content-(type|length)|retry-after)$/i.test(name)))
+  Object.fromEntries(Object.entries(isObject(headers) ? headers : {}).filter(([name]) => !REPLACED_HEADERS.test(name)))
 
 /**
- * The response to a refused HTTP request, with `headers` of its own (a `Retry-After`, which
- * replaces one the response had). A response already built by a middleware inside ours (`@middy/http-error-handler` turns the error into a
- * `text/plain` message; `@middy/http-cors` adds its headers) keeps its other headers; its status
- * and body are replaced. An event with `multiValueHeaders` (API Gateway REST, ALB with
+ * The response to a refused HTTP request, with `headers` of its own (a `Retry-After`). A response
+ * already built by a middleware inside ours (`@middy/http-error-handler` turns the error into a
+ * `text/plain` message; `@middy/http-cors` adds its headers) keeps its other headers; its status,
+ * body and `Retry-After` are replaced. An event with `multiValueHeaders` (API Gateway REST, ALB with
  * multi-value headers on, where ALB reads only those) gets them in the response too. An ALB or a
  * VPC Lattice event gets the status line as their answers carry it (`statusDescription`:
  * https://docs.aws.amazon.com/elasticloadbalancing/latest/application/lambda-functions.html,
@@ -72,7 +77,9 @@ const withoutBodyHeaders = (headers: unknown): Headers =>
  * // { statusCode: 409, headers: { 'Content-Type': 'application/problem+json', 'Retry-After': '3' }, body: '{"type":"about:blank",...}', isBase64Encoded: false }
  * ```
  */
-export const problemResponse = (problem: ProblemDetails, event: unknown, current: unknown, headers: Record<string, string> = {}): Record<string, unknown> => {
+export const problemResponse = (
+  problem: ProblemDetails, event: unknown, current: unknown, headers: Record<string, string> = {}
+): Record<string, unknown> => {
   const built = isObject(current) ? current : {}
   const response: Record<string, unknown> = {
     ...built,
@@ -86,6 +93,7 @@ export const problemResponse = (problem: ProblemDetails, event: unknown, current
     const own = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]]))
     response.multiValueHeaders = { ...withoutBodyHeaders(built.multiValueHeaders), 'Content-Type': [PROBLEM_CONTENT_TYPE], ...own }
   }
-  if ((isObject(e.requestContext) && 'elb' in e.requestContext) || isLatticeEvent(event)) response.statusDescription = `${problem.status} ${problem.title}`
+  const withStatusLine = (isObject(e.requestContext) && 'elb' in e.requestContext) || isLatticeEvent(event)
+  if (withStatusLine) response.statusDescription = `${problem.status} ${problem.title}`
   return response
 }

@@ -36,7 +36,7 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
   /** HTTP requests we refused in `before`, and what their client is told (see `onError`). */
   const refused = new WeakMap<MiddyRequest, { problem: ProblemDetails, headers: Record<string, string> }>()
 
-  /** A refusal to throw, once the answer an HTTP client gets for it is noted; `lease`, the one this request would have held. */
+  /** A refusal to throw, once the answer an HTTP client gets for it is noted; `lease`: the one this request would hold. */
   const refusal = (request: MiddyRequest, error: unknown, lease?: Lease): unknown => {
     const problem = isHttpEvent(request.event) ? problemOf(error) : undefined
     if (problem !== undefined) refused.set(request, { problem, headers: retryAfterOf(error, lease) })
@@ -54,7 +54,8 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
     let untilMs: number | undefined
     if (error instanceof IdempotencyInProgressError) untilMs = error.leaseExpiresAt ?? nowMs
     else if (error instanceof IdempotencyStoreError && lease !== undefined) untilMs = lease.until
-    return untilMs === undefined ? {} : { 'Retry-After': String(retryAfterSeconds(untilMs + config.clockSkewMs, nowMs)) }
+    if (untilMs === undefined) return {}
+    return { 'Retry-After': String(retryAfterSeconds(untilMs + config.clockSkewMs, nowMs)) }
   }
 
   const report = (outcome: OutcomeReport): void => { reportOutcome(config, outcome) }
