@@ -9,6 +9,8 @@
  * - function URL with IAM auth: https://docs.aws.amazon.com/lambda/latest/dg/urls-invocation.html
  * - ALB target with OIDC authentication: https://docs.aws.amazon.com/elasticloadbalancing/latest/application/lambda-functions.html
  *   and .../listener-authenticate-users.html
+ * - VPC Lattice target group, event structures v1 and v2, with IAM auth:
+ *   https://docs.aws.amazon.com/vpc-lattice/latest/ug/lambda-functions.html
  */
 
 export type User = 'alice' | 'mallory'
@@ -267,8 +269,44 @@ export const authenticatedShapes: EventShape[] = [
     name: 'ALB with OIDC authentication',
     event: (u, r) => albOidcEvent(r, u),
     caller: (u) => `alb-oidc:${identities[u].sub}`
+  },
+  {
+    name: 'VPC Lattice (v2), IAM auth, an assumed role',
+    event: (u, r) => latticeV2(r, { arn: identities[u].roleArn, session: identities[u].roleId.split(':')[1] as string }),
+    caller: (u) => `iam:${identities[u].roleArn}`
   }
 ]
+
+/** A VPC Lattice v1 event: no requestContext, nothing authenticated in it. */
+const latticeV1 = (r: ClientRequest): unknown => ({
+  raw_path: '/orders',
+  method: 'POST',
+  headers: { ...lower(clientHeaders(r)), host: 'orders-0a40eebed65f8d69c.7d67968.vpc-lattice-svcs.us-east-1.on.aws' },
+  query_string_parameters: {},
+  body: Buffer.from(r.body ?? '{"amount":5}').toString('base64'),
+  is_base64_encoded: true
+})
+
+/** A VPC Lattice v2 event; `principal`: the one Lattice authenticated with IAM auth (SigV4), none without. */
+const latticeV2 = (r: ClientRequest, principal?: { arn: string, session: string }): unknown => ({
+  version: '2.0',
+  path: '/orders',
+  method: 'POST',
+  headers: Object.fromEntries(Object.entries(lower(clientHeaders(r))).map(([k, v]) => [k, [v]])),
+  body: r.body ?? '{"amount":5}',
+  isBase64Encoded: false,
+  requestContext: {
+    serviceNetworkArn: `arn:aws:vpc-lattice:us-east-1:${ACCOUNT}:servicenetwork/sn-0bf3f2882e9cc805a`,
+    serviceArn: `arn:aws:vpc-lattice:us-east-1:${ACCOUNT}:service/svc-0a40eebed65f8d69c`,
+    targetGroupArn: `arn:aws:vpc-lattice:us-east-1:${ACCOUNT}:targetgroup/tg-6d0ecf831eec9f09`,
+    identity: {
+      sourceVpcArn: `arn:aws:ec2:us-east-1:${ACCOUNT}:vpc/vpc-0b8276c84697e7339`,
+      ...(principal === undefined ? { type: 'NONE' } : { type: 'AWS_IAM', principal: principal.arn, principalOrgID: 'o-abc123def4', sessionName: principal.session })
+    },
+    region: 'us-east-1',
+    timeEpoch: String(Date.now() * 1000 + requests++)
+  }
+})
 
 /** The headers ALB adds to a request it authenticated with OIDC (or a Cognito user pool). */
 export const oidcHeaders = (user: User): Record<string, string> => ({
@@ -314,5 +352,7 @@ export const anonymousShapes: EventShape[] = [
     caller: () => undefined
   },
   { name: 'function URL, auth NONE', event: (_u, r) => v2Event(r, undefined, 'a1b2c3d4e5f6.lambda-url.us-east-1.on.aws'), caller: () => undefined },
-  { name: 'ALB without authentication', event: (_u, r) => albOidcEvent(r, undefined), caller: () => undefined }
+  { name: 'ALB without authentication', event: (_u, r) => albOidcEvent(r, undefined), caller: () => undefined },
+  { name: 'VPC Lattice (v1), which names no caller', event: (_u, r) => latticeV1(r), caller: () => undefined },
+  { name: 'VPC Lattice (v2), auth NONE', event: (_u, r) => latticeV2(r), caller: () => undefined }
 ]

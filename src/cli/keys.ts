@@ -1,4 +1,5 @@
 import { IdempotencyConfigError } from '../errors.js'
+import { base64PartsOf } from '../http/body.js'
 import { defaultEventKey } from '../http/request.js'
 import { prepareRecords } from '../batch/claim-batch.js'
 import { compileSelector } from '../keys/selector.js'
@@ -50,7 +51,7 @@ export const keysOf = (input: unknown, options: { keyPath?: string, namespace?: 
   }
   const selection: Selection = {
     namespace,
-    key: options.keyPath === undefined ? (unit) => defaultEventKey(unit) : compileSelector(options.keyPath, 'key'),
+    key: options.keyPath === undefined ? (unit) => defaultEventKey(unit) : compileSelector(options.keyPath, 'key', base64PartsOf),
     keyName: options.keyPath === undefined ? 'the event' : `key path "${options.keyPath}"`
   }
   return { source: 'event', key: prepareUnit(selection, event, context, 1, 'event').key }

@@ -1,6 +1,7 @@
 import { IdempotencyKeyError } from '../errors.js'
 import { canonicalJson, isEmptySelection } from '../keys/selector.js'
 import { headerValues, type HeadersOf } from './headers.js'
+import { isLatticeV1, isLatticeV2, latticePrincipalOf } from './lattice.js'
 
 /** Who sent a request: the `caller` option, or what the authorizers say. */
 export type CallerOf = (event: unknown, context: unknown) => string | undefined
@@ -24,9 +25,11 @@ interface Claims { sub?: unknown, iss?: unknown }
  * client sends (OWASP API1). On API Gateway (REST and HTTP APIs) and function URLs, headers are
  * the client's, `x-amzn-oidc-*` included, so the caller is read from `requestContext` only. On an
  * ALB, it is the `x-amzn-oidc-identity` header the load balancer sets when it authenticated the
- * request. Each caller is written `kind:value`, the kind naming who vouched for it, so that one
- * authenticator's user can never read as another's (a JWT `sub` equal to an IAM ARN, or to a
- * Lambda authorizer's principal, is someone else).
+ * request. On VPC Lattice, it is the principal Lattice authenticated with IAM auth (v2's
+ * `requestContext.identity.principal`; v1 events name none). Each caller is written
+ * `kind:value`, the kind naming who vouched for it, so that one authenticator's user can never
+ * read as another's (a JWT `sub` equal to an IAM ARN, or to a Lambda authorizer's principal, is
+ * someone else).
  *
  * @example
  * ```ts
@@ -35,6 +38,12 @@ interface Claims { sub?: unknown, iss?: unknown }
  * ```
  */
 export const callerOf: CallerOf = (event) => {
+  if (isLatticeV1(event)) return undefined
+  if (isLatticeV2(event)) {
+    // SigV4 verified by Lattice, as API Gateway does for its IAM auth: the same kind of caller.
+    const principal = latticePrincipalOf(event)
+    return principal === undefined ? undefined : `iam:${principal}`
+  }
   const e = event as CallerShape
   if (typeof e.requestContext?.elb === 'object' && e.requestContext.elb !== null) return albCallerOf(e)
   const context = e.requestContext

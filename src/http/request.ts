@@ -1,6 +1,8 @@
 import { IdempotencyKeyError } from '../errors.js'
 import { callerOf, isNonEmptyString, type CallerOf } from './caller.js'
 import { headerValues } from './headers.js'
+import { requestBodyOf } from './body.js'
+import { isLatticeV1, isLatticeV2 } from './lattice.js'
 
 export type { CallerOf }
 
@@ -17,11 +19,21 @@ export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key'
 
 /**
  * What identifies an HTTP request: the API and stage that received it (API Gateway and function
- * URLs), its method, path and query (the request target), the authenticated caller when an
- * authorizer names one, and the client's key. Two clients, one client on two query strings, or
- * the test and prod stages of one function sharing a table never share a stored response.
+ * URLs), or the VPC Lattice service (`service`, v2 events), its method, path and query (the
+ * request target), the authenticated caller when an authorizer names one, and the client's key.
+ * Two clients, one client on two query strings, or the test and prod stages of one function
+ * sharing a table never share a stored response.
  */
-export interface HttpRequestKey { apiId?: string, stage?: string, method: string, path: string, query?: Array<[string, string]>, caller?: string, idempotencyKey: string }
+export interface HttpRequestKey {
+  apiId?: string
+  stage?: string
+  service?: string
+  method: string
+  path: string
+  query?: Array<[string, string]>
+  caller?: string
+  idempotencyKey: string
+}
 
 /** The methods the draft's header is for: without the key they are refused. Others run unprotected. */
 const KEYED_METHODS = new Set(['POST', 'PATCH'])
@@ -33,16 +45,21 @@ interface HttpEventShape {
   rawQueryString?: unknown
   queryStringParameters?: Record<string, unknown> | null
   multiValueQueryStringParameters?: Record<string, unknown> | null
+  /** VPC Lattice v1's query. */
+  query_string_parameters?: Record<string, unknown> | null
   headers?: Record<string, unknown> | null
   multiValueHeaders?: Record<string, unknown> | null
-  requestContext?: { apiId?: unknown, stage?: unknown, http?: { method?: unknown } } | null
+  requestContext?: { apiId?: unknown, stage?: unknown, serviceArn?: unknown, http?: { method?: unknown } } | null
 }
 
 /**
  * Method and path of an HTTP event, or undefined for any other event. Recognised shapes
- * (https://docs.aws.amazon.com/lambda/latest/dg/services-apigateway.html and .../services-alb.html):
+ * (https://docs.aws.amazon.com/lambda/latest/dg/services-apigateway.html, .../services-alb.html
+ * and https://docs.aws.amazon.com/vpc-lattice/latest/ug/lambda-functions.html):
  * - API Gateway REST (v1) and ALB: `httpMethod` and `path` (ALB has `requestContext.elb`);
- * - API Gateway HTTP API (v2) and function URLs: `requestContext.http.method` and `rawPath`.
+ * - API Gateway HTTP API (v2) and function URLs: `requestContext.http.method` and `rawPath`;
+ * - VPC Lattice v1: `method` and `raw_path`, without a `requestContext`;
+ * - VPC Lattice v2: `version` 2.0, `method` and `path`, the service in `requestContext`.
  *
  * @example
  * ```ts
@@ -51,6 +68,8 @@ interface HttpEventShape {
  */
 export const httpRequestOf = (event: unknown): { method: string, path: string } | undefined => {
   if (typeof event !== 'object' || event === null) return undefined
+  if (isLatticeV1(event)) return { method: event.method.toUpperCase(), path: event.raw_path }
+  if (isLatticeV2(event)) return { method: event.method.toUpperCase(), path: event.path }
   const e = event as HttpEventShape
   if (typeof e.requestContext !== 'object' || e.requestContext === null) return undefined
   if (typeof e.httpMethod === 'string' && typeof e.path === 'string') return { method: e.httpMethod.toUpperCase(), path: e.path }
@@ -60,7 +79,7 @@ export const httpRequestOf = (event: unknown): { method: string, path: string } 
 }
 
 /**
- * True for an API Gateway (v1, v2), ALB or function URL event.
+ * True for an API Gateway (v1, v2), ALB, function URL or VPC Lattice (v1, v2) event.
  *
  * @example
  * ```ts
@@ -125,10 +144,13 @@ export const defaultEventKey = (event: unknown, context?: unknown, nameCaller: C
 /**
  * The API and stage that received the request, when API Gateway (or a function URL) names them:
  * `event.path` and `rawPath` leave the stage out, so without them the test and prod stages of one
- * function behind one table would share every record. An ALB names neither.
+ * function behind one table would share every record. A VPC Lattice v2 event names its service
+ * (`requestContext.serviceArn`) instead. An ALB and a Lattice v1 event name none.
  */
-const scopeOf = (event: HttpEventShape): Pick<HttpRequestKey, 'apiId' | 'stage'> => {
-  const { apiId, stage } = event.requestContext ?? {}
+const scopeOf = (event: HttpEventShape): Pick<HttpRequestKey, 'apiId' | 'stage' | 'service'> => {
+  const context = event.requestContext ?? {}
+  if (isLatticeV2(event)) return isNonEmptyString(context.serviceArn) ? { service: context.serviceArn } : {}
+  const { apiId, stage } = context
   return { ...(isNonEmptyString(apiId) ? { apiId } : {}), ...(isNonEmptyString(stage) ? { stage } : {}) }
 }
 
@@ -153,7 +175,7 @@ const queryOf = (event: HttpEventShape): Array<[string, string]> => {
   if (typeof event.rawQueryString === 'string') {
     for (const [name, value] of new URLSearchParams(event.rawQueryString)) pairs.push([name, value])
   } else {
-    const source = event.multiValueQueryStringParameters ?? event.queryStringParameters ?? {}
+    const source = event.multiValueQueryStringParameters ?? event.queryStringParameters ?? event.query_string_parameters ?? {}
     for (const [name, values] of Object.entries(source)) {
       for (const value of Array.isArray(values) ? values : [values]) pairs.push([name, String(value)])
     }
@@ -162,15 +184,18 @@ const queryOf = (event: HttpEventShape): Array<[string, string]> => {
 }
 
 /**
- * The default payload of a whole event: the event itself, except for HTTP events (anything
- * with a `requestContext`: API Gateway, ALB, function URLs), whose `requestContext` (request
- * id, time) and headers change on every retry — hashing them would refuse every retry as a
- * mismatch — so their `body` is compared instead.
+ * The default payload of a whole event: the event itself, except for HTTP events (API Gateway,
+ * ALB, function URLs, VPC Lattice, and anything else with a `requestContext`), whose
+ * `requestContext` (request id, time) and headers change on every retry — hashing them would
+ * refuse every retry as a mismatch — so their body is compared instead: the bytes the client
+ * sent, a base64-encoded body decoded first (see `requestBodyOf`).
  *
  * @example
  * ```ts
  * defaultEventPayload({ body: '{"amount":5}', requestContext: { requestId: 'r-1' } }) // '{"amount":5}'
  * ```
  */
-export const defaultEventPayload = (event: unknown): unknown =>
-  typeof event === 'object' && event !== null && 'requestContext' in event ? (event as { body?: unknown }).body : event
+export const defaultEventPayload = (event: unknown): unknown => {
+  if (isHttpEvent(event)) return requestBodyOf(event)
+  return typeof event === 'object' && event !== null && 'requestContext' in event ? (event as { body?: unknown }).body : event
+}

@@ -27,13 +27,18 @@ export const parsePath = (written: string): string[] => {
   return segments
 }
 
+/** The paths of a unit whose text is base64: the same for every unit, or read off each one. */
+export type EncodedParts = readonly string[] | ((unit: unknown) => readonly string[])
+
 /**
  * Turns a selector option into a function; `what` names it in errors ("key", "payload").
- * `encoded` are the paths of the unit whose text is base64 (Kinesis `kinesis.data`): a path
- * that reads into one decodes it first, so `kinesis.data.orderId` reads the same JSON with or
- * without `@middy/event-normalizer` (which decodes it in place).
+ * `encoded` are the paths of the unit whose text is base64 (Kinesis `kinesis.data`, an HTTP
+ * request's `body` when its event says `isBase64Encoded`): a path that reads into one decodes it
+ * first, so `kinesis.data.orderId` reads the same JSON with or without `@middy/event-normalizer`
+ * (which decodes it in place), and `body.orderId` the same JSON whether API Gateway sent the body
+ * as text or as a binary media type.
  */
-export const compileSelector = (selector: Selector, what: string, encoded: readonly string[] = []): Select => {
+export const compileSelector = (selector: Selector, what: string, encoded: EncodedParts = []): Select => {
   if (typeof selector === 'function') {
     return (unit, context) => {
       try {
@@ -46,12 +51,13 @@ export const compileSelector = (selector: Selector, what: string, encoded: reado
     }
   }
   const segments = parsePath(selector)
-  const isEncoded = (depth: number): boolean => encoded.includes(segments.slice(0, depth).join('.'))
+  const isEncoded = (unit: unknown, depth: number): boolean =>
+    (typeof encoded === 'function' ? encoded(unit) : encoded).includes(segments.slice(0, depth).join('.'))
   return (unit) => {
     let value: unknown = unit
     for (let i = 0; i < segments.length; i++) {
       if (typeof value === 'string') {
-        const base64 = isEncoded(i)
+        const base64 = isEncoded(unit, i)
         try {
           value = JSON.parse(base64 ? Buffer.from(value, 'base64').toString('utf8') : value)
         } catch (error) {

@@ -1,3 +1,4 @@
+import { base64PartsOf } from '../http/body.js'
 import { defaultEventKey, defaultEventPayload, runsUnprotected, type CallerOf } from '../http/request.js'
 import type { Selector } from '../keys/selector.js'
 import { wholeEventAdapter } from './event-hooks.js'
@@ -8,7 +9,8 @@ import type { Setup } from './setup.js'
 export const eventFamily = ({ resolved, config, selection }: Setup): Hooks => {
   const { caller } = resolved
   const eventKey: Selector = caller === undefined ? defaultEventKey : (unit, context) => defaultEventKey(unit, context, caller as CallerOf)
-  return wholeEventAdapter(config, selection({ key: eventKey, payload: defaultEventPayload }, 'the event'), {
+  // A key or payload path into a body sent base64-encoded (a binary media type) reads the decoded body.
+  return wholeEventAdapter(config, selection({ key: eventKey, payload: defaultEventPayload }, 'the event', base64PartsOf), {
     timeoutMarginMs: resolved.timeoutMarginMs,
     // Only the default key leaves GET and the like without the header unprotected.
     ...(resolved.key === undefined ? { runsUnprotected } : {}),

@@ -1,8 +1,8 @@
-import { HttpServerErrorResponse } from '../errors.js'
+import { HttpServerErrorResponse, IdempotencyInProgressError, IdempotencyStoreError } from '../errors.js'
 import { claim } from '../unit/claim.js'
 import type { LifecycleConfig, Unit } from '../unit/config.js'
 import { storeDeadline, withDeadline } from '../unit/deadline.js'
-import { leaseFor } from '../unit/lease.js'
+import { leaseFor, type Lease } from '../unit/lease.js'
 import { prepareUnit, type Selection } from '../keys/prepare.js'
 import { kindOfRefusal, reportOutcome } from '../observe/report.js'
 import type { IdempotencyContext, OutcomeReport, ProblemDetails } from '../types.js'
@@ -14,7 +14,7 @@ import type { MiddyRequest } from '../types.js'
 import type { Hooks } from './idempotency.js'
 import { isHttpEvent } from '../http/request.js'
 import { isErrorResponse, markReplayed } from '../http/response.js'
-import { problemOf, problemResponse } from '../http/problem.js'
+import { problemOf, problemResponse, retryAfterSeconds } from '../http/problem.js'
 
 /** A claimed event: its hold, whether it is settled, its queued `transact` writes, when its work started, its store calls' bound. */
 interface Claimed { unit: Unit, leaseToken: string, settled: boolean, writes: unknown[], startedMs: number, config: LifecycleConfig }
@@ -35,13 +35,28 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
   const claims = new WeakMap<MiddyRequest, Claimed>()
   const replayed = new WeakSet<MiddyRequest>()
   /** HTTP requests we refused in `before`, and what their client is told (see `onError`). */
-  const refused = new WeakMap<MiddyRequest, ProblemDetails>()
+  const refused = new WeakMap<MiddyRequest, { problem: ProblemDetails, headers: Record<string, string> }>()
 
-  /** A refusal to throw, once the answer an HTTP client gets for it is noted. */
-  const refusal = (request: MiddyRequest, error: unknown): unknown => {
+  /** A refusal to throw, once the answer an HTTP client gets for it is noted; `lease`: the one this request would hold. */
+  const refusal = (request: MiddyRequest, error: unknown, lease?: Lease): unknown => {
     const problem = isHttpEvent(request.event) ? problemOf(error) : undefined
-    if (problem !== undefined) refused.set(request, problem)
+    if (problem !== undefined) refused.set(request, { problem, headers: retryAfterOf(error, lease) })
     return error
+  }
+
+  /**
+   * When the client may come back (docs/http.md: errors and status codes). A 409: once the other
+   * request's lease has ended, when another request can take the key over (its expiry, plus the
+   * clock skew allowed). A 503: once this request's own claim, which the store may have written
+   * without answering, has lapsed; the work never ran, so the retry runs it, once.
+   */
+  const retryAfterOf = (error: unknown, lease: Lease | undefined): Record<string, string> => {
+    const nowMs = config.now()
+    let untilMs: number | undefined
+    if (error instanceof IdempotencyInProgressError) untilMs = error.leaseExpiresAt ?? nowMs
+    else if (error instanceof IdempotencyStoreError && lease !== undefined) untilMs = lease.until
+    if (untilMs === undefined) return {}
+    return { 'Retry-After': String(retryAfterSeconds(untilMs + config.clockSkewMs, nowMs)) }
   }
 
   const report = (outcome: OutcomeReport): void => { reportOutcome(config, outcome) }
@@ -69,7 +84,7 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
     const outcome = await claim(bounded, unit, lease)
     if (outcome.kind === 'rejected') {
       report({ kind: kindOfRefusal(outcome.error), key: unit.key, durationMs: since(), error: outcome.error })
-      throw refusal(request, outcome.error)
+      throw refusal(request, outcome.error, lease)
     }
     if (outcome.kind === 'run') {
       const claimed: Claimed = { unit, leaseToken: outcome.leaseToken, settled: false, writes: [], startedMs: config.now(), config: bounded }
@@ -124,13 +139,13 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
   }
 
   const onError = async (request: MiddyRequest): Promise<void> => {
-    const problem = refused.get(request)
-    if (problem !== undefined) {
+    const answer = refused.get(request)
+    if (answer !== undefined) {
       // The refusal stays `request.error` for every middleware; the client gets problem details,
       // whatever error handler the stack has or lacks. Set, not returned: a returned value would
       // stop Middy from running the `onError` hooks outside ours (an outer http-error-handler
       // then sees the response and leaves it be).
-      request.response = problemResponse(problem, request.event, request.response)
+      request.response = problemResponse(answer.problem, request.event, request.response, answer.headers)
       return
     }
     const claimed = claims.get(request)

@@ -1,6 +1,6 @@
 import type { LifecycleConfig } from '../unit/config.js'
 import { LocalCache } from '../unit/local-cache.js'
-import { compileSelector, type Selector } from '../keys/selector.js'
+import { compileSelector, type EncodedParts, type Selector } from '../keys/selector.js'
 import type { Selection } from '../keys/prepare.js'
 import { createLog } from '../observe/log.js'
 import { resolveOptions, type IdempotencyOptions, type ResolvedOptions } from './options.js'
@@ -12,7 +12,7 @@ export interface Setup {
   concurrency?: number
   config: LifecycleConfig
   /** The key and payload selection, from the options or else from `defaults`; `defaultKeyName` names the default key in errors. */
-  selection: (defaults: { key: Selector, payload: Selector }, defaultKeyName: string, encoded?: readonly string[]) => Selection
+  selection: (defaults: { key: Selector, payload: Selector }, defaultKeyName: string, encoded?: EncodedParts) => Selection
 }
 
 /** Checks the options and builds the lifecycle every unit of this middleware goes through. */
@@ -29,7 +29,7 @@ export const setUp = (options: IdempotencyOptions<any>): Setup => {
     ...(resolved.onOutcome === undefined ? {} : { onOutcome: resolved.onOutcome }),
     ...(resolved.localCacheSize > 0 ? { cache: new LocalCache(resolved.localCacheSize) } : {})
   }
-  const selection = (defaults: { key: Selector, payload: Selector }, defaultKeyName: string, encoded: readonly string[] = []): Selection => {
+  const selection = (defaults: { key: Selector, payload: Selector }, defaultKeyName: string, encoded: EncodedParts = []): Selection => {
     const key = compileSelector(resolved.key ?? defaults.key, 'key', encoded)
     const payload = resolved.payload === false ? undefined : compileSelector(resolved.payload ?? defaults.payload, 'payload', encoded)
     const keyName = typeof resolved.key === 'string'

@@ -2,6 +2,7 @@ import { expect, test } from '@jest/globals'
 import middy from '@middy/core'
 import { idempotency, MemoryStore, perRecord } from '../../../src/index.js'
 import { keysOf } from '../../../src/cli/keys.js'
+import { latticeV2Event, restApiEvent } from '../../support/http.js'
 import { kafkaRecord, mskEvent, selfManagedKafkaEvent } from '../../support/kafka.js'
 import { sqsEvent, sqsRecord, lambdaContext } from '../../support/sqs.js'
 import { dynamodbEvent, dynamodbRecord, kinesisEvent, kinesisRecord } from '../../support/streams.js'
@@ -57,4 +58,13 @@ test('--tenant: a function in tenant isolation mode stores each record under its
   expect(keys).toEqual({ source: 'aws:sqs', records: [{ id: 'm-1', key: stored }] })
   expect(stored).toMatch(/^ns#acme%23eu#/)
   expect(keysOf(event, { namespace: 'ns' })).not.toEqual(keys)
+})
+
+test.each([
+  ['a VPC Lattice v2 request (default key)', latticeV2Event({ key: 'k-1', caller: 'alice' }), undefined],
+  ['a REST API request with a base64-encoded body (key path into it)', restApiEvent({ base64: true, body: '{"orderId":"o-1"}' }), 'body.orderId']
+])('%s gives the key the middleware stores', async (_name, event, keyPath) => {
+  const store = new MemoryStore()
+  await middy().use(idempotency({ store, namespace: 'ns', logger: false, ...(keyPath === undefined ? {} : { key: keyPath }) })).handler(async () => 1)(event, lambdaContext())
+  expect(keysOf(event, { namespace: 'ns', ...(keyPath === undefined ? {} : { keyPath }) })).toEqual({ source: 'event', key: store.records()[0]?.key })
 })

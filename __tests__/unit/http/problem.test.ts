@@ -105,6 +105,36 @@ describe.each(batchMiddyVersions)('%s', (_version, middyCore, middlewares) => {
     expect(await run.handler(albEventOf({}), lambdaContext())).toMatchObject({ statusDescription: '400 Bad Request', multiValueHeaders: { 'Content-Type': ['application/problem+json'] } })
   })
 
+  test.each([4, 5])('a VPC Lattice event (the shape at %i) gets the status line too, and no multiValueHeaders', async (index) => {
+    const [, latticeEventOf] = httpEventShapes[index]!
+    const run = build(major, 'http-error-handler inside idempotency', async () => created)
+    const response = await run.handler(latticeEventOf({}), lambdaContext())
+    expect(response).toEqual({ statusCode: 400, statusDescription: '400 Bad Request', headers: { 'Content-Type': 'application/problem+json' }, body: expect.any(String), isBase64Encoded: false })
+  })
+
+  test('a response built inside ours with its own Retry-After gets ours instead, in headers and multiValueHeaders', async () => {
+    const [, albEventOf] = httpEventShapes[3]!
+    const gate = deferred<void>()
+    const started = deferred<void>()
+    const store = new MemoryStore()
+    const theirs: Middleware = { onError: (request) => { request.response = { statusCode: 500, headers: { 'retry-after': '120' }, multiValueHeaders: { 'RETRY-AFTER': ['120'] } } } }
+    const handler = (middyCore<unknown, unknown>() as Handler)
+      .use(idempotency({ store, logger: false, now: () => NOW }) as Middleware).use(theirs)
+      .handler(async () => { started.resolve(); await gate.promise; return created })
+    const first = handler(albEventOf({ key: 'k-1' }), lambdaContext(2_500))
+    await started.promise
+    expect(await handler(albEventOf({ key: 'k-1' }), lambdaContext())).toMatchObject({
+      statusCode: 409,
+      headers: { 'Content-Type': 'application/problem+json', 'Retry-After': '3' },
+      multiValueHeaders: { 'Content-Type': ['application/problem+json'], 'Retry-After': ['3'] }
+    })
+    const answer = await handler(albEventOf({ key: 'k-1' }), lambdaContext()) as { headers: object, multiValueHeaders: object }
+    expect(Object.keys(answer.headers).sort()).toEqual(['Content-Type', 'Retry-After'])
+    expect(Object.keys(answer.multiValueHeaders).sort()).toEqual(['Content-Type', 'Retry-After'])
+    gate.resolve()
+    await first
+  })
+
   test('a response built inside ours keeps its other headers (CORS); its content type and body are replaced', async () => {
     const [, eventOf] = httpEventShapes[1]!
     const cors: Middleware = { onError: (request) => { request.response = { statusCode: 500, headers: { 'Access-Control-Allow-Origin': '*', 'content-type': 'text/plain' }, body: 'x' } } }
