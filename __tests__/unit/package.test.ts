@@ -47,13 +47,16 @@ test('npm pack ships only the built code, its types, the README and the licence'
   expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'dist/index.js', 'dist/index.d.ts', 'dist/dynamodb.js', 'dist/dynamodb.d.ts', 'dist/redis.js', 'dist/redis.d.ts']))
 })
 
-/** Every package a file under src/ imports (type-only imports aside), by name. */
+/** Every package a file under src/ imports (type-only imports aside), statically or with `import()`, by name. */
 const importedPackages = (): Set<string> => {
   const found = new Set<string>()
   for (const file of readdirSync('src', { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'))) {
     const source = readFileSync(join('src', file), 'utf8')
     for (const [, typeOnly, pkg] of source.matchAll(/^import (type )?[^']*?from '((?:@[^/']+\/)?[^./'][^/']*)/gm)) {
       if (typeOnly === undefined && pkg !== undefined && !pkg.startsWith('node:')) found.add(pkg)
+    }
+    for (const [, pkg] of source.matchAll(/\bimport\('((?:@[^/']+\/)?[^./'][^/']*)/g)) {
+      if (pkg !== undefined && !pkg.startsWith('node:')) found.add(pkg)
     }
   }
   return found
@@ -117,7 +120,7 @@ describe('consumers of the packed tarball', () => {
     const store = new m.DynamoDBStore({ tableName: 'IdempotencyStore', clientConfig: { region: 'us-east-1' } })
     console.log(JSON.stringify({ keys: Object.keys(m).filter((k) => k !== '__esModule').sort(), limits: store.limits }))
   `
-  const storeExpected = { keys: ['DynamoDBStore', 'createTable', 'inspectRecord', 'listRecords', 'releaseRecord', 'transactions'], limits: { maxResponseBytes: 398 * 1024, maxReadKeys: 100, transaction: { maxWrites: 99, maxBytes: 4 * 1024 * 1024 } } }
+  const storeExpected = { keys: ['DynamoDBStore', 'createTable', 'inspectRecord', 'listRecords', 'releaseRecord', 'transactions'], limits: { concurrency: 1250, maxResponseBytes: 398 * 1024, maxReadKeys: 100, transaction: { maxWrites: 99, maxBytes: 4 * 1024 * 1024 } } }
 
   test('middy-idempotency/redis, its own entry point, is imported and required alike, and loads no AWS SDK module', () => {
     const probe = (how: string, sdkLoaded: string): string => `
