@@ -41,7 +41,9 @@ const PENDING = Symbol('pending at the deadline')
  * `Promise.allSettled`) is awaited and settles its record as `Promise.allSettled` would have:
  * what the handler meant, and never a record acknowledged before its work has ended.
  */
-export const readAnswer = async (response: unknown, batch: AnsweredBatch, waitMs?: number): Promise<{ form: AnswerForm, results: Array<PromiseSettledResult<unknown>>, cutOff?: true }> => {
+export const readAnswer = async (
+  response: unknown, batch: AnsweredBatch, waitMs?: number
+): Promise<{ form: AnswerForm, results: Array<PromiseSettledResult<unknown>>, cutOff?: true }> => {
   const { run, source } = batch
   if (Array.isArray(response)) {
     if (response.length !== run.length) {
@@ -66,12 +68,13 @@ export const readAnswer = async (response: unknown, batch: AnsweredBatch, waitMs
   }
   const failures = (response as { batchItemFailures?: unknown } | null | undefined)?.batchItemFailures
   // No per-record answer (undefined, or anything else), or a null list: Lambda reads that as "all succeeded".
-  if (failures === undefined || failures === null) return { form: 'native', results: run.map(() => fulfilled(undefined)) }
-  const failed = namedFailed(failures, batch.delivered, source)
-  return {
-    form: 'native',
-    results: run.map((s) => failed.has(s.id) ? rejected(new Error(`${s.id} was reported in batchItemFailures by the handler`)) : fulfilled(undefined))
+  if (failures === undefined || failures === null) {
+    return { form: 'native', results: run.map(() => fulfilled(undefined)) }
   }
+  const failed = namedFailed(failures, batch.delivered, source)
+  const reported = (id: string): PromiseRejectedResult =>
+    rejected(new Error(`${id} was reported in batchItemFailures by the handler`))
+  return { form: 'native', results: run.map((s) => failed.has(s.id) ? reported(s.id) : fulfilled(undefined)) }
 }
 
 /**

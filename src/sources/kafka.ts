@@ -26,7 +26,9 @@ export const kafka: BatchSource<MSKRecord> = {
   reportedAs: "{ partition: '<topic>-<partition>', offset: <its offset, a number> }",
   readReported: (identifier) => {
     const { partition, offset } = (identifier ?? {}) as { partition?: unknown, offset?: unknown }
-    return typeof partition === 'string' && Number.isSafeInteger(offset) ? `${partition}@${String(offset)}` : undefined
+    return typeof partition === 'string' && Number.isSafeInteger(offset)
+      ? `${partition}@${String(offset)}`
+      : undefined
   },
   orderingGroups: () => partitionOf,
   // The record's place in the log; keyScope adds its cluster.

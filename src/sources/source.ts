@@ -88,9 +88,10 @@ export const fieldOf = (source: BatchSource): string => source.layout?.field ?? 
 export const shapeOf = (source: BatchSource, records: readonly unknown[]): unknown => source.layout === undefined ? [...records] : source.layout.shape(records)
 
 /** The text of an `itemIdentifier` a handler reported (see `readReported`), or undefined when Lambda cannot read it. */
-export const reportedId = (source: BatchSource, identifier: unknown): string | undefined => source.readReported === undefined
-  ? (typeof identifier === 'string' && identifier !== '' ? identifier : undefined)
-  : source.readReported(identifier)
+export const reportedId = (source: BatchSource, identifier: unknown): string | undefined => {
+  if (source.readReported !== undefined) return source.readReported(identifier)
+  return typeof identifier === 'string' && identifier !== '' ? identifier : undefined
+}
 
 /** What `batchItemFailures` names `record` by. */
 export const reportOf = (source: BatchSource, record: unknown): unknown => source.reportAs === undefined ? source.itemIdentifier(record) : source.reportAs(record)

@@ -29,7 +29,12 @@ describe.each(batchMiddyVersions)('a hand-written handler that re-orders its rec
   const stackOf = (reorder: Reorder, namespace: string, charges: string[], errors: unknown[] = []) => {
     const handler = middy<SQSEvent>()
       .use(sqsPartialBatchFailure({ logger: false as never }))
-      .use(idempotency({ store: table.store, namespace, logger: recordingLogger(), onOutcome: (o) => { if (o.error !== undefined) errors.push(o.error) } }))
+      .use(idempotency({
+        store: table.store,
+        namespace,
+        logger: recordingLogger(),
+        onOutcome: (o) => { if (o.error !== undefined) errors.push(o.error) }
+      }))
       .handler(async (event: SQSEvent) => {
         reorder(event)
         return await Promise.allSettled(event.Records.map(async (record) => {
@@ -39,12 +44,15 @@ describe.each(batchMiddyVersions)('a hand-written handler that re-orders its rec
           return { charged: order.id }
         }))
       })
-    return async (event: SQSEvent): Promise<unknown> => await (handler as unknown as (e: SQSEvent, c: unknown) => Promise<unknown>)(event, lambdaContext())
+    const invoke = handler as unknown as (e: SQSEvent, c: unknown) => Promise<unknown>
+    return async (event: SQSEvent): Promise<unknown> => await invoke(event, lambdaContext())
   }
-  const stored = async (namespace: string): Promise<Array<[unknown, unknown]>> =>
-    (await table.items()).filter((i) => String(i.idempotencyKey).startsWith(`${namespace}#`)).map((i) => [i.status, i.responseData])
+  const stored = async (namespace: string): Promise<Array<[unknown, unknown]>> => (await table.items())
+    .filter((i) => String(i.idempotencyKey).startsWith(`${namespace}#`))
+    .map((i) => [i.status, i.responseData])
 
-  test.each(reorders)('it %s: each result is matched to its own record; the declined one fails, the charged one is COMPLETED and not charged again', async (_how, reorder) => {
+  test.each(reorders)('it %s: each result is matched to its own record; the declined one fails, ' +
+    'the charged one is COMPLETED and not charged again', async (_how, reorder) => {
     const namespace = `reordered-${Math.random().toString(36).slice(2, 10)}`
     const charges: string[] = []
     const invoke = stackOf(reorder, namespace, charges)
@@ -62,13 +70,15 @@ describe.each(batchMiddyVersions)('a hand-written handler that re-orders its rec
     expect(charges).toEqual(['a'])
   })
 
-  test('an array that is not a permutation of the records it was given (one record twice) completes nothing: unreadable, with a clear error', async () => {
+  test('an array that is not a permutation of the records it was given (one record twice) completes nothing: ' +
+    'unreadable, with a clear error', async () => {
     const namespace = `not-permutation-${Math.random().toString(36).slice(2, 10)}`
     const charges: string[] = []
     const errors: unknown[] = []
     const first = sqsRecord({ id: 'a', amount: 20 })
     const second = sqsRecord({ id: 'b', amount: 5 })
-    const invoke = stackOf((event) => { event.Records = [event.Records[0] as SQSRecord, event.Records[0] as SQSRecord] }, namespace, charges, errors)
+    const twice: Reorder = (event) => { event.Records = [event.Records[0] as SQSRecord, event.Records[0] as SQSRecord] }
+    const invoke = stackOf(twice, namespace, charges, errors)
     const response = await invoke(sqsEvent([first, second]))
     // Both reported failed (the batch middleware answers the error for every record), none COMPLETED.
     expect(failedIds(response).sort()).toEqual([first.messageId, second.messageId].sort())
@@ -81,7 +91,8 @@ describe.each(batchMiddyVersions)('a hand-written handler that re-orders its rec
     const namespace = `no-identity-${Math.random().toString(36).slice(2, 10)}`
     const errors: unknown[] = []
     const records = [sqsRecord({ id: 'a', amount: 20 }), sqsRecord({ id: 'b', amount: 5 })]
-    const invoke = stackOf((event) => { event.Records = event.Records.map((r) => ({ body: r.body }) as SQSRecord) }, namespace, [], errors)
+    const bodiesOnly: Reorder = (event) => { event.Records = event.Records.map((r) => ({ body: r.body }) as SQSRecord) }
+    const invoke = stackOf(bodiesOnly, namespace, [], errors)
     const response = await invoke(sqsEvent(records))
     expect(failedIds(response)).toHaveLength(2)
     expect((await stored(namespace)).map(([status]) => status)).toEqual(['FAILED', 'FAILED'])

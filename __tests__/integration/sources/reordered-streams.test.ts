@@ -27,7 +27,12 @@ interface Reordering {
 }
 
 const kinesisOrder = (r: KinesisStreamRecord): Order => decoded(r.kinesis.data)
-const dynamodbOrder = (r: DynamoDBRecord): Order => ({ id: String(r.dynamodb?.Keys?.id?.S), amount: Number(r.dynamodb?.NewImage?.amount?.N), declined: r.dynamodb?.NewImage?.declined !== undefined })
+const dynamodbOrder = (r: DynamoDBRecord): Order => ({
+  id: String(r.dynamodb?.Keys?.id?.S),
+  amount: Number(r.dynamodb?.NewImage?.amount?.N),
+  declined: r.dynamodb?.NewImage?.declined !== undefined
+})
+const byAmount = <T>(order: (record: T) => Order) => (x: T, y: T): number => order(x).amount - order(y).amount
 const kafkaOrder = (r: MSKRecord): Order => decoded(r.value)
 
 const cases: Array<[string, Reordering]> = [
@@ -36,19 +41,25 @@ const cases: Array<[string, Reordering]> = [
       const records = [kinesisRecord(a, 'A'), kinesisRecord(b, 'B')]
       return { event: kinesisEvent(records), declinedId: records[1]?.kinesis.sequenceNumber }
     },
-    reorder: (event) => event.Records.sort((x: KinesisStreamRecord, y: KinesisStreamRecord) => kinesisOrder(x).amount - kinesisOrder(y).amount),
+    reorder: (event) => event.Records.sort(byAmount(kinesisOrder)),
     order: kinesisOrder
   }],
   ['DynamoDB Streams, a sorted copy assigned to event.Records', {
     batch: (a, b) => {
-      const records = [dynamodbRecord(a.id, { amount: a.amount }), dynamodbRecord(b.id, { amount: b.amount, declined: 'yes' })]
+      const records = [
+        dynamodbRecord(a.id, { amount: a.amount }),
+        dynamodbRecord(b.id, { amount: b.amount, declined: 'yes' })
+      ]
       return { event: dynamodbEvent(records), declinedId: records[1]?.dynamodb?.SequenceNumber }
     },
-    reorder: (event) => (event.Records = [...event.Records].sort((x: DynamoDBRecord, y: DynamoDBRecord) => dynamodbOrder(x).amount - dynamodbOrder(y).amount)),
+    reorder: (event) => (event.Records = [...event.Records].sort(byAmount(dynamodbOrder))),
     order: dynamodbOrder
   }],
   ['Kafka, its partitions put in another order', {
-    batch: (a, b) => ({ event: mskEvent([kafkaRecord('payments', 0, 11, a), kafkaRecord('payments', 1, 7, b)]), declinedId: { partition: 'payments-1', offset: 7 } }),
+    batch: (a, b) => ({
+      event: mskEvent([kafkaRecord('payments', 0, 11, a), kafkaRecord('payments', 1, 7, b)]),
+      declinedId: { partition: 'payments-1', offset: 7 }
+    }),
     reorder: (event) => {
       event.records = Object.fromEntries(Object.entries(event.records).reverse())
       return Object.values(event.records).flat()
@@ -56,9 +67,12 @@ const cases: Array<[string, Reordering]> = [
     order: kafkaOrder
   }],
   ['Kafka, one partition\'s records sorted in place', {
-    batch: (a, b) => ({ event: mskEvent([kafkaRecord('payments', 0, 11, a), kafkaRecord('payments', 0, 12, b)]), declinedId: { partition: 'payments-0', offset: 12 } }),
+    batch: (a, b) => ({
+      event: mskEvent([kafkaRecord('payments', 0, 11, a), kafkaRecord('payments', 0, 12, b)]),
+      declinedId: { partition: 'payments-0', offset: 12 }
+    }),
     reorder: (event) => {
-      for (const records of Object.values(event.records) as MSKRecord[][]) records.sort((x, y) => kafkaOrder(x).amount - kafkaOrder(y).amount)
+      for (const records of Object.values(event.records) as MSKRecord[][]) records.sort(byAmount(kafkaOrder))
       return Object.values(event.records).flat()
     },
     order: kafkaOrder
@@ -66,7 +80,8 @@ const cases: Array<[string, Reordering]> = [
 ]
 
 describe('a hand-written stream handler that re-orders its records, @middy/core 7', () => {
-  test.each(cases)('%s: each result goes to its own record; the declined one is reported, the charged one COMPLETED and not charged again', async (_what, source) => {
+  test.each(cases)('%s: each result goes to its own record; the declined one is reported, ' +
+    'the charged one COMPLETED and not charged again', async (_what, source) => {
     const namespace = `reordered-stream-${Math.random().toString(36).slice(2, 10)}`
     const charges: string[] = []
     const handler = middy7()
@@ -77,8 +92,10 @@ describe('a hand-written stream handler that re-orders its records, @middy/core 
         charges.push(order.id)
         return { charged: order.id }
       })))
+    const call = handler as unknown as (e: unknown, c: unknown) => Promise<unknown>
+    // As Lambda reads the answer: the JSON the runtime sends.
     const invoke = async (event: unknown): Promise<unknown> =>
-      JSON.parse(JSON.stringify(await (handler as unknown as (e: unknown, c: unknown) => Promise<unknown>)(event, lambdaContext())))
+      JSON.parse(JSON.stringify(await call(event, lambdaContext())))
     const { event, declinedId } = source.batch({ id: 'a', amount: 20 }, { id: 'b', amount: 5, declined: true })
     expect(await invoke(structuredClone(event))).toEqual({ batchItemFailures: [{ itemIdentifier: declinedId }] })
     expect(charges).toEqual(['a'])

@@ -15,9 +15,10 @@ beforeAll(async () => { table = await freshTable({ client: counting.client }) })
 afterAll(async () => { await table.drop() })
 
 const EXPIRES_AFTER_SECONDS = 60
+type Invoke = (event: unknown, context: unknown) => Promise<unknown>
 
 describe('the local cache of a warm instance, @middy/core 7, on DynamoDB Local', () => {
-  test('an SQS record redelivered before its expiry is answered from the cache; after it, its work runs again', async () => {
+  test('a redelivered SQS record is replayed from the cache until its expiry, and runs again after it', async () => {
     let nowMs = Date.UTC(2026, 0, 1)
     const charges: string[] = []
     const handler = middy7<SQSEvent>()
@@ -26,8 +27,12 @@ describe('the local cache of a warm instance, @middy/core 7, on DynamoDB Local',
         store: table.store, namespace: `cache-${Math.random().toString(36).slice(2, 10)}`, localCacheSize: 10,
         expiresAfterSeconds: EXPIRES_AFTER_SECONDS, now: () => nowMs, logger: recordingLogger()
       }))
-      .handler(perRecord(async (record: SQSRecord) => { charges.push(record.messageId); return { charged: charges.length } }))
-    const invoke = async (record: SQSRecord): Promise<unknown> => await (handler as unknown as (e: unknown, c: unknown) => Promise<unknown>)(sqsEvent([record]), lambdaContext())
+      .handler(perRecord(async (record: SQSRecord) => {
+        charges.push(record.messageId)
+        return { charged: charges.length }
+      }))
+    const invoke = async (record: SQSRecord): Promise<unknown> =>
+      await (handler as unknown as Invoke)(sqsEvent([record]), lambdaContext())
     const record = sqsRecord({ orderId: 'o-1' })
     await invoke(record)
     expect(charges).toHaveLength(1)
@@ -52,11 +57,15 @@ describe('the local cache of a warm instance, @middy/core 7, on DynamoDB Local',
     let runs = 0
     const handler = middy7<{ orderId: string }>()
       .use(idempotency({
-        store: table.store, namespace: `cache-event-${Math.random().toString(36).slice(2, 10)}`, key: 'orderId', localCacheSize: 10,
+        store: table.store,
+        namespace: `cache-event-${Math.random().toString(36).slice(2, 10)}`,
+        key: 'orderId',
+        localCacheSize: 10,
         expiresAfterSeconds: EXPIRES_AFTER_SECONDS, now: () => nowMs, logger: recordingLogger()
       }))
       .handler(async () => ({ run: ++runs }))
-    const invoke = async (): Promise<unknown> => await (handler as unknown as (e: unknown, c: unknown) => Promise<unknown>)({ orderId: 'o-2' }, lambdaContext())
+    const invoke = async (): Promise<unknown> =>
+      await (handler as unknown as Invoke)({ orderId: 'o-2' }, lambdaContext())
     expect(await invoke()).toEqual({ run: 1 })
     counting.sent.length = 0
     expect(await invoke()).toEqual({ run: 1 })
