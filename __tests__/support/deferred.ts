@@ -5,3 +5,18 @@ export const deferred = <T = void>() => {
   const promise = new Promise<T>((res, rej) => { resolve = res; reject = rej })
   return { promise, resolve, reject }
 }
+
+/**
+ * `promise`, or a rejection naming `what` once `ms` have passed: a bound on a wait that must not
+ * hang (a hang fails the test with its own message, not at Jest's timeout). Not a sleep: the
+ * test goes on the moment `promise` settles.
+ */
+export const within = async <T>(promise: Promise<T>, ms: number, what: string): Promise<T> => {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const bound = new Promise<never>((_resolve, reject) => { timer = setTimeout(() => { reject(new Error(`${what} did not end within ${ms} ms`)) }, ms) })
+  try {
+    return await Promise.race([promise, bound])
+  } finally {
+    clearTimeout(timer)
+  }
+}

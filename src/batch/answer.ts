@@ -4,7 +4,8 @@ import { isReported, kindOfRefusal, reportOutcome } from '../observe/report.js'
 import type { OutcomeKind } from '../types.js'
 import { reportOf, type BatchSource } from '../sources/source.js'
 import type { LifecycleConfig } from '../unit/config.js'
-import { settledOf, unitOf, type RecordState } from './record-state.js'
+import { settledOf, unitOf, type ClaimedRecord, type RecordState } from './record-state.js'
+import { attribute, namedFailed } from './attribute.js'
 
 /** What answering and reporting read of a batch (the `Batch` owns it; this module only reads). */
 interface BatchView {
@@ -15,23 +16,41 @@ interface BatchView {
   readonly decidedMs?: number
 }
 
+/**
+ * What reading a hand-written handler's answer needs: the records it was given (`run`, in the
+ * order it was given them), the records as it left them in its event (`left`; undefined: as
+ * given), and the records Lambda delivered.
+ */
+export interface AnsweredBatch {
+  readonly run: readonly ClaimedRecord[]
+  readonly left?: readonly unknown[]
+  readonly delivered: readonly RecordState[]
+  readonly source: BatchSource
+}
+
 /** How the handler answered: its `Promise.allSettled` array, or Lambda's own `{ batchItemFailures }`. */
 export type AnswerForm = 'array' | 'native'
 
 const PENDING = Symbol('pending at the deadline')
 
 /**
- * Maps the handler's answer back onto the records it was given (docs/architecture.md: the batch flow, answer). An entry that
- * is a promise (a handler that returned `event.Records.map(async ...)` without
+ * Maps the handler's answer back onto the records it was given (docs/architecture.md: the batch
+ * flow, answer), as results aligned with `run`. An array is aligned with `left`, the records as
+ * the handler left them (attribute.ts); `{ batchItemFailures }` names records of `delivered`.
+ * An entry that is a promise (a handler that returned `event.Records.map(async ...)` without
  * `Promise.allSettled`) is awaited and settles its record as `Promise.allSettled` would have:
  * what the handler meant, and never a record acknowledged before its work has ended.
  */
-export const readAnswer = async (response: unknown, run: readonly RecordState[], source: BatchSource, waitMs?: number): Promise<{ form: AnswerForm, results: Array<PromiseSettledResult<unknown>>, cutOff?: true }> => {
+export const readAnswer = async (
+  response: unknown, batch: AnsweredBatch, waitMs?: number
+): Promise<{ form: AnswerForm, results: Array<PromiseSettledResult<unknown>>, cutOff?: true }> => {
+  const { run, source } = batch
   if (Array.isArray(response)) {
     if (response.length !== run.length) {
       throw new IdempotencyConfigError(`idempotency: the handler returned ${response.length} results for the ${run.length} records it was given; ` +
         'use perRecord(fn), or return Promise.allSettled(event.Records.map(...)) or { batchItemFailures }')
     }
+    const order = batch.left === undefined ? run : attribute(run, batch.left, source)
     // Middy's timeout covers the handler, not this wait: a promise still pending near the deadline
     // is left running (its record keeps its lease), so that the records that finished are stored
     // before Lambda ends the invocation and every one of them would run again.
@@ -39,22 +58,23 @@ export const readAnswer = async (response: unknown, run: readonly RecordState[],
     let cutOff = false
     const deadline = waitMs === undefined ? undefined : new Promise<typeof PENDING>((resolve) => { timer = setTimeout(() => { cutOff = true; resolve(PENDING) }, Math.max(0, waitMs)) })
     try {
-      const results = await Promise.all(response.map(async (entry) => await asSettled(entry, deadline)))
+      const settled = await Promise.all(response.map(async (entry) => await asSettled(entry, deadline)))
+      const byRecord = new Map(order.map((state, i) => [state, settled[i] as PromiseSettledResult<unknown>]))
+      const results = run.map((state) => byRecord.get(state) as PromiseSettledResult<unknown>)
       return { form: 'array', results, ...(cutOff ? { cutOff: true as const } : {}) }
     } finally {
       clearTimeout(timer)
     }
   }
   const failures = (response as { batchItemFailures?: unknown } | null | undefined)?.batchItemFailures
-  if (Array.isArray(failures)) {
-    const failed = new Set(failures.map((f) => identityOf((f as { itemIdentifier?: unknown } | null)?.itemIdentifier)))
-    return {
-      form: 'native',
-      results: run.map((s) => failed.has(identityOf(reportOf(source, s.record))) ? rejected(new Error(`${s.id} was reported in batchItemFailures by the handler`)) : fulfilled(undefined))
-    }
+  // No per-record answer (undefined, or anything else), or a null list: Lambda reads that as "all succeeded".
+  if (failures === undefined || failures === null) {
+    return { form: 'native', results: run.map(() => fulfilled(undefined)) }
   }
-  // No per-record answer (undefined, or anything else): Lambda reads that as "all succeeded".
-  return { form: 'native', results: run.map(() => fulfilled(undefined)) }
+  const failed = namedFailed(failures, batch.delivered, source)
+  const reported = (id: string): PromiseRejectedResult =>
+    rejected(new Error(`${id} was reported in batchItemFailures by the handler`))
+  return { form: 'native', results: run.map((s) => failed.has(s.id) ? reported(s.id) : fulfilled(undefined)) }
 }
 
 /**
@@ -103,12 +123,6 @@ export const readableByLambda = <T extends Array<PromiseSettledResult<unknown>>>
     enumerable: false
   })
   return results
-}
-
-/** An itemIdentifier compared by value: a string as it is, Kafka's `{ partition, offset }` as `partition@offset`. */
-const identityOf = (identifier: unknown): unknown => {
-  const kafka = identifier as { partition?: unknown, offset?: unknown } | null
-  return typeof kafka === 'object' && kafka !== null ? `${String(kafka.partition)}@${String(kafka.offset)}` : identifier
 }
 
 /** Logs and tells `onOutcome` what became of every record of the batch, once it is known. */

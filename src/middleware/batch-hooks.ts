@@ -64,6 +64,11 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
     const batch = batches.get(request)
     if (batch === undefined || batch.answered) return
     handler.learn(batch)
+    // The records as the handler left them (sorted in place, or another array put there), read
+    // before the delivered event is restored: its answer is aligned with those. Through the event
+    // a middleware inside ours may have put in place of ours, or else ours.
+    const left = listOf(source, request.event) ??
+      (batch.handed === undefined ? undefined : listOf(source, batch.handed))
     request.event = batch.event
     if (config.transactOnly === true && !batch.scheduled) {
       // Nothing was claimed: the records are simply not acknowledged, and run again; nothing
@@ -81,8 +86,13 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
     }
     let read: Awaited<ReturnType<typeof readAnswer>>
     try {
-      const left = remainingMs(request.context)
-      read = await readAnswer(request.response, batch.run, source, left === undefined ? undefined : left - limits.timeoutMarginMs)
+      const leftMs = remainingMs(request.context)
+      // perRecord settled every record it ran, each by its own result: nothing to align.
+      const answered = {
+        run: batch.run, delivered: batch.records, source, ...(batch.scheduled ? {} : { left: left ?? [] })
+      }
+      const waitMs = leftMs === undefined ? undefined : leftMs - limits.timeoutMarginMs
+      read = await readAnswer(request.response, answered, waitMs)
     } catch (error) {
       // The handler ran but its answer cannot be read: some records may have taken effect.
       // Keep them FAILED rather than release them to run again; the error goes on to onError.

@@ -23,6 +23,13 @@ export const kafka: BatchSource<MSKRecord> = {
     ? `${partitionOf(record)}@${record.offset}`
     : undefined,
   reportAs: (record) => ({ partition: partitionOf(record), offset: record.offset }),
+  reportedAs: "{ partition: '<topic>-<partition>', offset: <its offset, a number> }",
+  readReported: (identifier) => {
+    const { partition, offset } = (identifier ?? {}) as { partition?: unknown, offset?: unknown }
+    return typeof partition === 'string' && Number.isSafeInteger(offset)
+      ? `${partition}@${String(offset)}`
+      : undefined
+  },
   orderingGroups: () => partitionOf,
   // The record's place in the log; keyScope adds its cluster.
   defaults: { key: (record) => ({ topic: record.topic, partition: record.partition, offset: record.offset }), payload: 'value' },

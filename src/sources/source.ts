@@ -58,6 +58,14 @@ export interface BatchSource<TRecord = any> {
   answer: 'settled' | 'native'
   /** A short name for what `label` and `itemIdentifier` read, for the error when it is missing. */
   identityName: string
+  /** What Lambda expects as the `itemIdentifier` of a failed record, for errors: `<its messageId>`. */
+  reportedAs: string
+  /**
+   * The text of an `itemIdentifier` a handler reported, comparable with `itemIdentifier` of a
+   * record, or undefined when Lambda cannot read it as one (Kafka: `{ partition, offset }`).
+   * [a string that is not empty]
+   */
+  readReported?: (identifier: unknown) => string | undefined
 }
 
 /**
@@ -78,6 +86,12 @@ export const listOf = (source: BatchSource, event: unknown): unknown[] | undefin
 /** The field of the event that holds the records, and the value it holds for `records`. */
 export const fieldOf = (source: BatchSource): string => source.layout?.field ?? 'Records'
 export const shapeOf = (source: BatchSource, records: readonly unknown[]): unknown => source.layout === undefined ? [...records] : source.layout.shape(records)
+
+/** The text of an `itemIdentifier` a handler reported (see `readReported`), or undefined when Lambda cannot read it. */
+export const reportedId = (source: BatchSource, identifier: unknown): string | undefined => {
+  if (source.readReported !== undefined) return source.readReported(identifier)
+  return typeof identifier === 'string' && identifier !== '' ? identifier : undefined
+}
 
 /** What `batchItemFailures` names `record` by. */
 export const reportOf = (source: BatchSource, record: unknown): unknown => source.reportAs === undefined ? source.itemIdentifier(record) : source.reportAs(record)

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
 import type { KinesisStreamEvent, KinesisStreamRecord, MSKEvent, MSKRecord, SQSEvent, SQSRecord } from 'aws-lambda'
 import { idempotency, IdempotencyHeldBackError, perRecord, type OutcomeReport } from '../../../src/index.js'
-import { deferred } from '../../support/deferred.js'
+import { deferred, within } from '../../support/deferred.js'
 import { freshTable } from '../../support/dynamodb.js'
 import { kafkaRecord, mskEvent } from '../../support/kafka.js'
 import { kinesisEvent, kinesisRecord } from '../../support/streams.js'
@@ -86,10 +86,19 @@ describe.each(batchMiddyVersions)('a copy in another ordering group than its ori
     expect((await itemsOf(namespace)).map((i) => i.status)).toEqual(['COMPLETED', 'COMPLETED'])
   })
 
-  const fifo = (runs: string[], options: { concurrency?: number, onFailure?: 'fail' | 'delete', handWritten?: boolean, outcomes?: OutcomeReport[] } = {}) => {
+  interface FifoOptions {
+    concurrency?: number
+    onFailure?: 'fail' | 'delete'
+    handWritten?: boolean
+    outcomes?: OutcomeReport[]
+    /** Awaited as a payment's work starts. */
+    starting?: (paymentId: string) => Promise<void> | void
+  }
+  const fifo = (runs: string[], options: FifoOptions = {}) => {
     const namespace = fresh('fifo-copy')
     const work = async (record: SQSRecord): Promise<string> => {
       const body = bodyOf(record)
+      await options.starting?.(body.paymentId)
       runs.push(`${body.paymentId}@${record.attributes.MessageGroupId ?? ''}`)
       if (body.fail === true) throw new Error(`declined ${body.paymentId}`)
       return body.paymentId
@@ -118,6 +127,33 @@ describe.each(batchMiddyVersions)('a copy in another ordering group than its ori
     // A ran only after its group's copy of B had B's result, so after B.
     expect(runs).toEqual(['B@g2', 'A@g1'])
     expect((await itemsOf(namespace)).map((i) => i.status)).toEqual(['COMPLETED', 'COMPLETED'])
+  })
+
+  test('FIFO, one payment in three groups: every copy waiting for it takes its result, and the invocation answers', async () => {
+    const runs: string[] = []
+    const released = deferred()
+    // P runs until S, in a fourth group, has started: by then both copies wait for P.
+    const { namespace, invoke, warm } = fifo(runs, {
+      starting: async (payment) => {
+        if (payment === 'P') await released.promise
+        if (payment === 'S') released.resolve()
+      }
+    })
+    await warm()
+    const records = [
+      sqsRecord({ paymentId: 'P' }, { groupId: 'g1' }),
+      sqsRecord({ paymentId: 'P' }, { groupId: 'g2' }), sqsRecord({ paymentId: 'Q' }, { groupId: 'g2' }),
+      sqsRecord({ paymentId: 'P' }, { groupId: 'g3' }), sqsRecord({ paymentId: 'R' }, { groupId: 'g3' }),
+      sqsRecord({ paymentId: 'S' }, { groupId: 'g4' })
+    ]
+    // Bounded: a copy never woken would hold its group, and the invocation, forever.
+    const response = await within(invoke(sqsEvent(records), lambdaContext()), 5000, 'the batch with P in three groups')
+    expect(failedIds(response)).toEqual([])
+    expect(runs.filter((r) => r.startsWith('P@'))).toEqual(['P@g1'])
+    // Each copy's group went on behind P's result.
+    expect(runs.indexOf('Q@g2')).toBeGreaterThan(runs.indexOf('P@g1'))
+    expect(runs.indexOf('R@g3')).toBeGreaterThan(runs.indexOf('P@g1'))
+    expect((await itemsOf(namespace)).map((i) => i.status)).toEqual(['COMPLETED', 'COMPLETED', 'COMPLETED', 'COMPLETED'])
   })
 
   test('FIFO, the original fails: its copy in another group fails with the same error, and the copy\'s later group-mates are held back (never run, released)', async () => {
