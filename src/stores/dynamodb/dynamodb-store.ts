@@ -8,7 +8,7 @@ import { tableFit, type TableFit } from './table-check.js'
 import { refuseSharedAttributes } from './attribute-names.js'
 import { claimCondition } from './claim-condition.js'
 import { completionUpdate, failureUpdate, leaseFence } from './completion.js'
-import { GroupedWrites, type Grouped, type StatementAnswer } from './grouped.js'
+import { groupedClaim, groupedFenced, GroupedWrites, warnPartiQLRefused, type Grouped, type StatementAnswer } from './grouped.js'
 import { Statements, type Statement } from './statements.js'
 import type { AttributeNames, DynamoDBAwsLiteClient, DynamoDBSender, DynamoDBStoreOptions, DynamoDBTransactions, TransactItem } from './types.js'
 import { loadSdk, wireOf, type DynamoDBWire } from './wire.js'
@@ -51,21 +51,16 @@ const LIMITS: StoreLimits = {
  */
 const GROUPED_CONCURRENCY = 50 * 25
 
-/** How many times a grouped claim inserts again a key whose record vanished before its takeover, before claiming alone. */
-const MAX_VANISHED = 2
-
-/** The IAM actions grouped writes need, named by the warning when the role lacks them. */
-const PARTIQL_ACTIONS = 'dynamodb:PartiQLInsert, dynamodb:PartiQLUpdate, dynamodb:PartiQLDelete and dynamodb:PartiQLSelect'
-
 /**
- * The DynamoDB store: one conditional `PutItem` per claim (a refused claim returns the
- * standing record with `ReturnValuesOnConditionCheckFailure: ALL_OLD`, so a duplicate
- * costs one request), completion, failure and release fenced by the claim's lease token.
+ * The DynamoDB store. A claim is a conditional write that returns the record in its way
+ * (`ReturnValuesOnConditionCheckFailure: ALL_OLD`), so a duplicate costs no extra read. Completion,
+ * failure and release are fenced by the claim's lease token. Writes made together are grouped into
+ * PartiQL `BatchExecuteStatement` requests of up to 25 (`groupWrites`); a write alone is one
+ * single-item request.
  *
- * Table: partition key `idempotencyKey` (S), TTL on `expiry`. See the README for the
- * table and the least-privilege IAM policy (PutItem, UpdateItem, DeleteItem,
- * BatchGetItem on the table; DescribeTimeToLive and DescribeTable optional). A table that
- * does not fit the settings is refused before the first claim (docs/stores.md).
+ * Table: partition key `idempotencyKey` (S), TTL on `expiry`; docs/dynamodb-table.md has the
+ * table and the least-privilege IAM policy. A table that does not fit the settings is refused
+ * before the first claim (docs/stores.md).
  *
  * @example
  * ```ts
@@ -143,7 +138,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
   async claim (record: ClaimRecord, nowMs: number, options?: StoreCallOptions): Promise<IdempotencyRecord | undefined> {
     try {
       await this.#fit.ready()
-      return await this.#write(record.key, () => this.#groupedClaim(record, nowMs, 0), async () => await this.#claimAlone(record, nowMs, options), options)
+      return await this.#write(record.key, () => groupedClaim(this.#statements, (item) => this.#fromItem(item), record, nowMs), async () => await this.#claimAlone(record, nowMs, options), options)
     } catch (error) {
       throw await this.#storeError('claim', record.key, error)
     }
@@ -207,45 +202,11 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     }
   }
 
-  /**
-   * A grouped claim: an INSERT of the new key; when the key exists, the fenced takeover UPDATE,
-   * whose refusal returns the record in the way. A record deleted between the two (released,
-   * or taken by TTL) makes the UPDATE fail without an item: the key is inserted again, at most
-   * MAX_VANISHED times, then claimed alone (one PutItem decides both cases at once).
-   */
-  #groupedClaim (record: ClaimRecord, nowMs: number, vanished: number): Grouped<IdempotencyRecord | undefined> {
-    return {
-      statement: this.#statements.insert(record),
-      answer: (response) => response.Error === undefined
-        ? { value: undefined }
-        : response.Error.Code === 'DuplicateItem' ? { next: this.#groupedTakeover(record, nowMs, vanished) } : 'alone'
-    }
-  }
-
-  #groupedTakeover (record: ClaimRecord, nowMs: number, vanished: number): Grouped<IdempotencyRecord | undefined> {
-    return {
-      statement: this.#statements.takeover(record, nowMs),
-      answer: (response) => {
-        if (response.Error === undefined) return { value: undefined }
-        if (response.Error.Code !== 'ConditionalCheckFailed') return 'alone'
-        if (response.Error.Item !== undefined) return { value: this.#fromItem(response.Error.Item) }
-        return vanished < MAX_VANISHED ? { next: this.#groupedClaim(record, nowMs, vanished + 1) } : 'alone'
-      }
-    }
-  }
-
   /** Complete, fail or release: one statement grouped with others, or its single-item request. */
   async #fenced (operation: 'complete' | 'fail' | 'release', key: string, leaseToken: string, statement: () => Statement,
     update: string | undefined, names: Record<string, string>, values: Item, options: StoreCallOptions | undefined): Promise<boolean> {
-    const grouped = (): Grouped<boolean> => ({
-      statement: statement(),
-      // A release asks for the deleted item: PartiQL deletes a missing key without error, which is not a release.
-      answer: (response) => response.Error === undefined
-        ? { value: operation !== 'release' || response.Item !== undefined }
-        : response.Error.Code === 'ConditionalCheckFailed' ? { value: false } : 'alone'
-    })
     try {
-      return await this.#write(key, grouped, async () => await this.#fencedAlone(key, leaseToken, update, names, values, options), options)
+      return await this.#write(key, () => groupedFenced(statement(), operation === 'release'), async () => await this.#fencedAlone(key, leaseToken, update, names, values, options), options)
     } catch (error) {
       throw await this.#storeError(operation, key, error)
     }
@@ -285,12 +246,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
         const output = await this.#client.send('BatchExecuteStatement', { Statements: statements }, { signal }) as { Responses?: StatementAnswer[] }
         return output.Responses ?? []
       },
-      refused: (error) => {
-        const message = error as { Message?: string, message?: string } | undefined
-        process.emitWarning(`DynamoDBStore: the function's role may not run PartiQL statements on table ${this.tableName} ` +
-          `(${message?.message ?? message?.Message ?? 'access denied'}): writes are sent one item a request for the life of this instance. ` +
-          `Allow ${PARTIQL_ACTIONS} on the table to group a batch's writes, or set groupWrites: false.`, { code: 'MIDDY_IDEMPOTENCY_PARTIQL' })
-      }
+      refused: (error) => { warnPartiQLRefused(this.tableName, error) }
     })
   }
 

@@ -1,6 +1,7 @@
 import { Burst } from '../burst.js'
+import type { ClaimRecord, IdempotencyRecord } from '../store.js'
 import type { Item } from './items.js'
-import type { Statement } from './statements.js'
+import type { Statement, Statements } from './statements.js'
 
 /*
  * Grouped writes (docs/stores.md: DynamoDBStore): the claims, completions, failures and releases
@@ -130,4 +131,54 @@ export class GroupedWrites {
     this.active = false
     this.sender.refused(error)
   }
+}
+
+/** How many times a grouped claim inserts again a key whose record vanished before its takeover, before claiming alone. */
+const MAX_VANISHED = 2
+
+/**
+ * A grouped claim: an INSERT of the new key; when the key exists, the fenced takeover UPDATE,
+ * whose refusal returns the record in the way. A record deleted between the two (released,
+ * or taken by TTL) makes the UPDATE fail without an item: the key is inserted again, at most
+ * MAX_VANISHED times, then claimed alone (one PutItem decides both cases at once).
+ */
+export const groupedClaim = (statements: Statements, fromItem: (item: Item) => IdempotencyRecord, record: ClaimRecord,
+  nowMs: number, vanished = 0): Grouped<IdempotencyRecord | undefined> => ({
+  statement: statements.insert(record),
+  answer: (response) => response.Error === undefined
+    ? { value: undefined }
+    : response.Error.Code === 'DuplicateItem' ? { next: takeover(statements, fromItem, record, nowMs, vanished) } : 'alone'
+})
+
+const takeover = (statements: Statements, fromItem: (item: Item) => IdempotencyRecord, record: ClaimRecord,
+  nowMs: number, vanished: number): Grouped<IdempotencyRecord | undefined> => ({
+  statement: statements.takeover(record, nowMs),
+  answer: (response) => {
+    if (response.Error === undefined) return { value: undefined }
+    if (response.Error.Code !== 'ConditionalCheckFailed') return 'alone'
+    if (response.Error.Item !== undefined) return { value: fromItem(response.Error.Item) }
+    return vanished < MAX_VANISHED ? { next: groupedClaim(statements, fromItem, record, nowMs, vanished + 1) } : 'alone'
+  }
+})
+
+/**
+ * A fenced completion, failure or release: false when the lease token no longer holds the record.
+ * A release asks for the deleted item: PartiQL deletes a missing key without error, which is not a release.
+ */
+export const groupedFenced = (statement: Statement, release: boolean): Grouped<boolean> => ({
+  statement,
+  answer: (response) => response.Error === undefined
+    ? { value: !release || response.Item !== undefined }
+    : response.Error.Code === 'ConditionalCheckFailed' ? { value: false } : 'alone'
+})
+
+/** The IAM actions grouped writes need, named by the warning when the role lacks them. */
+const PARTIQL_ACTIONS = 'dynamodb:PartiQLInsert, dynamodb:PartiQLUpdate, dynamodb:PartiQLDelete and dynamodb:PartiQLSelect'
+
+/** The one warning of a store whose role may not run PartiQL statements. */
+export const warnPartiQLRefused = (tableName: string, error: unknown): void => {
+  const message = error as { Message?: string, message?: string } | undefined
+  process.emitWarning(`DynamoDBStore: the function's role may not run PartiQL statements on table ${tableName} ` +
+    `(${message?.message ?? message?.Message ?? 'access denied'}): writes are sent one item a request for the life of this instance. ` +
+    `Allow ${PARTIQL_ACTIONS} on the table to group a batch's writes, or set groupWrites: false.`, { code: 'MIDDY_IDEMPOTENCY_PARTIQL' })
 }
