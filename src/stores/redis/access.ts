@@ -1,7 +1,7 @@
 import type { RedisConnection } from './connection.js'
 
-/** What the operator functions (operator.ts) read of a store: its connection and key prefix. */
-export interface RedisAccess { connection: RedisConnection, prefix: string }
+/** What the operator functions (operator.ts) read of a store: its connection, key prefix, and the user's client (a cluster's nodes, an ioredis keyPrefix). */
+export interface RedisAccess { connection: RedisConnection, prefix: string, client: unknown }
 
 // Kept beside the store, not in it: the operator functions reach a store's connection without
 // the store class carrying their code into every handler's bundle.

@@ -110,7 +110,7 @@ export class RedisStore implements IdempotencyStore {
     if (!Number.isSafeInteger(maxResponseBytes) || maxResponseBytes <= 0) throw new IdempotencyConfigError('RedisStore: maxResponseBytes must be a positive integer')
     this.#connection = connect(options.client)
     this.#prefix = keyPrefix
-    registerRedis(this, { connection: this.#connection, prefix: keyPrefix })
+    registerRedis(this, { connection: this.#connection, prefix: keyPrefix, client: options.client })
     this.#readAtOnce = this.#connection.oneServer
     if (this.#connection.oneServer) {
       this.#batcher = new ScriptCallBatcher({
