@@ -13,4 +13,10 @@ void run(process.argv.slice(2), {
   out: (text) => { process.stdout.write(`${text}\n`) },
   err: (text) => { process.stderr.write(`${text}\n`) },
   ...(progress === undefined ? {} : { progress })
-}).then((code) => { process.exitCode = code })
+}).then(async (code) => {
+  // Exit once the output is written, rather than when nothing is left open: a client the command
+  // gave up on (a store that never answered) may still hold a socket (node-redis 6's destroy()
+  // leaves one that is connecting), and would keep the process alive.
+  await Promise.all([process.stdout, process.stderr].map(async (stream) => await new Promise((resolve) => stream.write('', resolve))))
+  process.exit(code)
+})

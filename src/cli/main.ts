@@ -9,6 +9,7 @@ import { asFlags, openBackend, TABLE_FLAGS, UsageError, type Backend, type Store
 import { inspectText, keysText, listText, releaseText } from './format.js'
 import { keysOf } from './keys.js'
 import { HELP } from './help.js'
+import { timeoutMs as timeoutMsOf } from './deadline.js'
 
 /** Exit codes: 0 done, 1 refused or not found (or the store failed), 2 usage. */
 const DONE = 0
@@ -29,6 +30,7 @@ const STORE_OPTIONS = {
   'payload-hash-attr': { type: 'string' },
   'response-data-attr': { type: 'string' },
   'error-attr': { type: 'string' },
+  timeout: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' }
 } as const satisfies ParseArgsConfig['options']
@@ -91,7 +93,9 @@ const storeCommand = async (name: Exclude<Command, 'key'>, values: Record<string
   if (status !== undefined && !STATUSES.includes(status as RecordStatus)) throw new UsageError(`--status is one of ${STATUSES.join(', ')}, not ${JSON.stringify(status)}`)
   const wanted = name === 'list' ? 0 : 1
   if (positionals.length !== wanted) throw new UsageError(wanted === 0 ? `takes no KEY (got ${positionals.join(' ')})` : 'takes one KEY: the stored key, namespace#sha256 (see the key command)')
-  const flags: StoreFlags = { tableOptions: {} }
+  const timeoutMs = timeoutMsOf(values.timeout as string | undefined)
+  if (timeoutMs === undefined) throw new UsageError(`--timeout takes a number of seconds greater than 0, not ${JSON.stringify(values.timeout)}`)
+  const flags: StoreFlags = { tableOptions: {}, timeoutMs }
   for (const flag of ['table', 'redis', 'prefix'] as const) {
     const value = values[flag]
     if (typeof value === 'string') flags[flag] = value

@@ -8,6 +8,7 @@ import { isCrossSlot, isNoScript, type RedisConnection } from './connection.js'
 import { completedBody, failedBody, fitsHeader, recordOf } from './record.js'
 import { ScriptCallBatcher } from './batched.js'
 import { registerRedis } from './access.js'
+import { warnIfEvicting } from './eviction.js'
 import { CLAIM, COMPLETE, FAIL, MANY, READ, RELEASE, type ScriptName } from './scripts.js'
 
 /**
@@ -101,6 +102,8 @@ export class RedisStore implements IdempotencyStore {
   #readAtOnce: boolean
   /** On one server, the script calls of a burst go as one command. */
   readonly #batcher?: ScriptCallBatcher
+  /** Whether the server's eviction policy was asked for (by this instance's first call). */
+  #policyAsked = false
 
   constructor (options: RedisStoreOptions) {
     if (options === null || typeof options !== 'object') throw new IdempotencyConfigError('RedisStore: options are required ({ client })')
@@ -149,12 +152,14 @@ export class RedisStore implements IdempotencyStore {
   async read (keys: readonly string[]): Promise<Map<string, IdempotencyRecord>> {
     const unique = [...new Set(keys)]
     if (unique.length === 0) return new Map()
+    const policy = this.#askPolicy(this.#prefix + (unique[0] as string))
     let replies = this.#readAtOnce ? await this.#readInOne(unique) : undefined
     try {
       replies ??= await this.#readEach(unique)
     } catch (error) {
       throw this.#error('read', undefined, error)
     }
+    await policy
     const found = new Map<string, IdempotencyRecord>()
     unique.forEach((key, i) => {
       const record = this.#record('read', key, replies[i])
@@ -189,6 +194,17 @@ export class RedisStore implements IdempotencyStore {
     return replies.map((reply) => Array.isArray(reply) && reply.length === 1 ? reply[0] as unknown : reply)
   }
 
+  /**
+   * The first call of the instance asks the server's eviction policy (and warns when it may
+   * evict records), sent with that call and awaited with it: no round trip of its own, and
+   * its warning is out by the time the call returns. Never fails.
+   */
+  #askPolicy (route: string): Promise<void> | undefined {
+    if (this.#policyAsked) return undefined
+    this.#policyAsked = true
+    return warnIfEvicting(this.#connection, route)
+  }
+
   /** Runs a fenced script: 1 when the token held the record, 0 when the lease was taken over. */
   async #fenced (operation: ScriptName, key: string, args: string[]): Promise<boolean> {
     const reply = await this.#run(operation, key, args)
@@ -200,7 +216,10 @@ export class RedisStore implements IdempotencyStore {
   async #run (operation: ScriptName, key: string, args: string[]): Promise<unknown> {
     const redisKey = this.#prefix + key
     try {
-      return this.#batcher === undefined ? await this.#eval(SCRIPTS[operation], [redisKey], args) : await this.#batcher.call(operation, redisKey, args)
+      const policy = this.#askPolicy(redisKey)
+      const reply = this.#batcher === undefined ? await this.#eval(SCRIPTS[operation], [redisKey], args) : await this.#batcher.call(operation, redisKey, args)
+      await policy
+      return reply
     } catch (error) {
       throw this.#error(operation, key, error)
     }
