@@ -11,16 +11,9 @@ import type { RedisConnection } from './connection.js'
  * https://redis.io/docs/latest/develop/reference/eviction/
  */
 export const warnIfEvicting = async (connection: RedisConnection, route: string): Promise<void> => {
-  let info: string
-  try {
-    info = String(await connection.send(route, ['INFO', 'memory']))
-  } catch {
-    return
+  const policy = /maxmemory_policy:(\S+)/.exec(String(await connection.send(route, ['INFO', 'memory']).catch(() => '')))?.[1]
+  if (policy !== undefined && policy !== 'noeviction') {
+    process.emitWarning(`RedisStore: maxmemory-policy ${policy} can evict records, and their work would run again: set noeviction (docs/redis.md#eviction)`,
+      { code: 'MIDDY_IDEMPOTENCY_EVICTION' })
   }
-  const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1]
-  if (policy === undefined || policy === 'noeviction') return
-  const limit = /^maxmemory:(\d+)/m.exec(info)?.[1]
-  process.emitWarning(`RedisStore: the server's maxmemory-policy is ${policy}: when its memory is full ` +
-    `(maxmemory ${limit === '0' ? '0: no limit yet' : `${limit ?? '?'} bytes`}), Redis may evict idempotency records before they expire, ` +
-    'and the work they protect runs again. Set maxmemory-policy to noeviction (docs/redis.md, Eviction).', { code: 'MIDDY_IDEMPOTENCY_EVICTION' })
 }

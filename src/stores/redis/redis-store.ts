@@ -102,8 +102,8 @@ export class RedisStore implements IdempotencyStore {
   #readAtOnce: boolean
   /** On one server, the script calls of a burst go as one command. */
   readonly #batcher?: ScriptCallBatcher
-  /** Whether the server's eviction policy was asked for (by this instance's first call). */
-  #policyAsked = false
+  /** Whether the server's eviction policy was asked for (by this instance's first script call). */
+  #asked = false
 
   constructor (options: RedisStoreOptions) {
     if (options === null || typeof options !== 'object') throw new IdempotencyConfigError('RedisStore: options are required ({ client })')
@@ -152,14 +152,12 @@ export class RedisStore implements IdempotencyStore {
   async read (keys: readonly string[]): Promise<Map<string, IdempotencyRecord>> {
     const unique = [...new Set(keys)]
     if (unique.length === 0) return new Map()
-    const policy = this.#askPolicy(this.#prefix + (unique[0] as string))
     let replies = this.#readAtOnce ? await this.#readInOne(unique) : undefined
     try {
       replies ??= await this.#readEach(unique)
     } catch (error) {
       throw this.#error('read', undefined, error)
     }
-    await policy
     const found = new Map<string, IdempotencyRecord>()
     unique.forEach((key, i) => {
       const record = this.#record('read', key, replies[i])
@@ -194,17 +192,6 @@ export class RedisStore implements IdempotencyStore {
     return replies.map((reply) => Array.isArray(reply) && reply.length === 1 ? reply[0] as unknown : reply)
   }
 
-  /**
-   * The first call of the instance asks the server's eviction policy (and warns when it may
-   * evict records), sent with that call and awaited with it: no round trip of its own, and
-   * its warning is out by the time the call returns. Never fails.
-   */
-  #askPolicy (route: string): Promise<void> | undefined {
-    if (this.#policyAsked) return undefined
-    this.#policyAsked = true
-    return warnIfEvicting(this.#connection, route)
-  }
-
   /** Runs a fenced script: 1 when the token held the record, 0 when the lease was taken over. */
   async #fenced (operation: ScriptName, key: string, args: string[]): Promise<boolean> {
     const reply = await this.#run(operation, key, args)
@@ -216,7 +203,11 @@ export class RedisStore implements IdempotencyStore {
   async #run (operation: ScriptName, key: string, args: string[]): Promise<unknown> {
     const redisKey = this.#prefix + key
     try {
-      const policy = this.#askPolicy(redisKey)
+      // The first call of the instance asks the server's eviction policy (and warns when it may
+      // evict records), sent beside the call and awaited with it: no round trip of its own, and
+      // the warning is out when the call returns. It never fails.
+      const policy = this.#asked ? undefined : warnIfEvicting(this.#connection, redisKey)
+      this.#asked = true
       const reply = this.#batcher === undefined ? await this.#eval(SCRIPTS[operation], [redisKey], args) : await this.#batcher.call(operation, redisKey, args)
       await policy
       return reply
