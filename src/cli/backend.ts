@@ -11,7 +11,7 @@ export interface Backend {
   close: () => Promise<void>
 }
 
-/** A store's backend before the time limit is put on it: where it is (for messages), and how to drop its client at once. */
+/** A backend before its time limit: where it is (for messages), and how to drop its client at once. */
 interface Opened extends Backend { where: string, destroy: () => void }
 
 /** A problem with how the command was called or set up (exit 2). */
@@ -39,7 +39,13 @@ export const TABLE_FLAGS = {
 type TableOption = typeof TABLE_FLAGS[keyof typeof TABLE_FLAGS]
 
 /** `timeoutMs`: how long a command waits for an answer of the store (connecting, each page, each record) [10 s]. */
-export interface StoreFlags { table?: string, redis?: string, prefix?: string, tableOptions?: Partial<Record<TableOption, string>>, timeoutMs?: number }
+export interface StoreFlags {
+  table?: string
+  redis?: string
+  prefix?: string
+  tableOptions?: Partial<Record<TableOption, string>>
+  timeoutMs?: number
+}
 
 /** `text` with each DynamoDBStore option name it mentions written as its flag (`leaseTokenAttr` → `--lease-token-attr`). */
 export const asFlags = (text: string): string =>
@@ -127,7 +133,8 @@ const redis = async (url: string, keyPrefix: string, timeoutMs: number): Promise
   let connected: Connected
   const opened: Array<() => void> = []
   try {
-    connected = await answeredWithin(timeoutMs, { operation: 'read', where }, () => { for (const destroy of opened) destroy() },
+    const abandon = (): void => { for (const destroy of opened) destroy() }
+    connected = await answeredWithin(timeoutMs, { operation: 'read', where }, abandon,
       async () => await connectRedis(url, timeoutMs, (destroy) => { opened.push(destroy) }))
   } catch (error) {
     if (error instanceof UsageError || error instanceof IdempotencyStoreError) throw error

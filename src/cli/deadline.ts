@@ -24,7 +24,8 @@ export const answeredWithin = async <T>(
       timer = setTimeout(() => {
         abandon()
         reject(new IdempotencyStoreError(what.operation, `no answer from ${what.where} within ${ms / 1000} s, so the command gave up ` +
-          '(the endpoint accepted the connection but said nothing: a tunnel whose far end is down, a security group that drops replies?); ' +
+          '(the endpoint accepted the connection but said nothing: a tunnel whose far end is down, ' +
+          'a security group that drops replies?); ' +
           '--timeout SECONDS sets how long to wait'))
       }, ms)
     }

@@ -94,7 +94,9 @@ const storeCommand = async (name: Exclude<Command, 'key'>, values: Record<string
   const wanted = name === 'list' ? 0 : 1
   if (positionals.length !== wanted) throw new UsageError(wanted === 0 ? `takes no KEY (got ${positionals.join(' ')})` : 'takes one KEY: the stored key, namespace#sha256 (see the key command)')
   const timeoutMs = timeoutMsOf(values.timeout as string | undefined)
-  if (timeoutMs === undefined) throw new UsageError(`--timeout takes a number of seconds greater than 0, not ${JSON.stringify(values.timeout)}`)
+  if (timeoutMs === undefined) {
+    throw new UsageError(`--timeout takes a number of seconds greater than 0, not ${JSON.stringify(values.timeout)}`)
+  }
   const flags: StoreFlags = { tableOptions: {}, timeoutMs }
   for (const flag of ['table', 'redis', 'prefix'] as const) {
     const value = values[flag]

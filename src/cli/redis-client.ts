@@ -11,7 +11,7 @@ const importIfInstalled = async (name: string): Promise<any> => {
   }
 }
 
-/** A client of the server (or of the cluster) at the URL: `close` quits it, `destroy` drops its sockets without a word to the server. */
+/** A client of the server (or the cluster) at the URL: `close` quits it, `destroy` drops its sockets at once. */
 export interface Connected { client: unknown, close: () => Promise<void>, destroy: () => void }
 
 /**
@@ -22,24 +22,29 @@ export interface Connected { client: unknown, close: () => Promise<void>, destro
  * owns it. `track` is given each client as it is made, so that a caller who gives up (no answer)
  * can destroy it while it is still connecting.
  */
-export const connectRedis = async (url: string, timeoutMs: number, track: (destroy: () => void) => void): Promise<Connected> => {
+type Track = (destroy: () => void) => void
+
+export const connectRedis = async (url: string, timeoutMs: number, track: Track): Promise<Connected> => {
   const nodeRedis = await importIfInstalled('redis')
   if (nodeRedis !== undefined) return await connectNodeRedis(nodeRedis, url, timeoutMs, track)
   const ioredis = await importIfInstalled('ioredis')
   if (ioredis !== undefined) return await connectIORedis(ioredis, url, timeoutMs, track)
-  throw new UsageError('--redis needs a Redis client, and middy-idempotency brings none: install redis (node-redis) or ioredis in this project (npm install redis)')
+  throw new UsageError('--redis needs a Redis client, and middy-idempotency brings none: ' +
+    'install redis (node-redis) or ioredis in this project (npm install redis)')
 }
 
 const isCluster = (info: unknown): boolean => /^cluster_enabled:1\b/m.test(String(info))
 
-const connectNodeRedis = async (nodeRedis: any, url: string, timeoutMs: number, track: (destroy: () => void) => void): Promise<Connected> => {
+const connectNodeRedis = async (nodeRedis: any, url: string, timeoutMs: number, track: Track): Promise<Connected> => {
   // No reconnecting: an operator wants the error, not a command that waits forever.
   const socket = { reconnectStrategy: false, connectTimeout: timeoutMs }
   const opened = (client: any): Connected => {
     // connect() rejects with the error; the listener keeps a later one from crashing the process.
     client.on('error', () => {})
     // v5 and v6 close and destroy; v4 quits and disconnects.
-    const destroy = (): void => { void Promise.resolve().then(() => (client.destroy ?? client.disconnect).call(client)).catch(() => {}) }
+    const destroy = (): void => {
+      void Promise.resolve().then(() => (client.destroy ?? client.disconnect).call(client)).catch(() => {})
+    }
     track(destroy)
     return { client, close: async () => { await (client.close ?? client.quit).call(client) }, destroy }
   }
@@ -61,7 +66,7 @@ const connectNodeRedis = async (nodeRedis: any, url: string, timeoutMs: number, 
   return cluster
 }
 
-const connectIORedis = async (ioredis: any, url: string, timeoutMs: number, track: (destroy: () => void) => void): Promise<Connected> => {
+const connectIORedis = async (ioredis: any, url: string, timeoutMs: number, track: Track): Promise<Connected> => {
   const options = { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null, connectTimeout: timeoutMs }
   const opened = (client: any): Connected => {
     client.on('error', () => {})

@@ -62,7 +62,7 @@ describe.each(cases)('RedisStore with %s (%s)', (family, topology) => {
     const first = await store()
     await claim(first)
     await claim(first)
-    expect(evictionWarnings()).toEqual([expect.stringMatching(/maxmemory-policy is volatile-lru.*evict.*noeviction/)])
+    expect(evictionWarnings()).toEqual([expect.stringMatching(/maxmemory-policy volatile-lru can evict records.*set noeviction/)])
   })
 
   test('noeviction: no warning', async () => {

@@ -1,6 +1,9 @@
 import type { RedisConnection } from './connection.js'
 
-/** What the operator functions (operator.ts) read of a store: its connection, key prefix, and the user's client (a cluster's nodes, an ioredis keyPrefix). */
+/**
+ * What the operator functions (operator.ts) read of a store: its connection, its key prefix, and
+ * the user's client (a cluster's primaries, an ioredis client's own keyPrefix).
+ */
 export interface RedisAccess { connection: RedisConnection, prefix: string, client: unknown }
 
 // Kept beside the store, not in it: the operator functions reach a store's connection without

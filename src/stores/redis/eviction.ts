@@ -11,9 +11,10 @@ import type { RedisConnection } from './connection.js'
  * https://redis.io/docs/latest/develop/reference/eviction/
  */
 export const warnIfEvicting = async (connection: RedisConnection, route: string): Promise<void> => {
-  const policy = /maxmemory_policy:(\S+)/.exec(String(await connection.send(route, ['INFO', 'memory']).catch(() => '')))?.[1]
+  const info = await connection.send(route, ['INFO', 'memory']).catch(() => '')
+  const policy = /maxmemory_policy:(\S+)/.exec(String(info))?.[1]
   if (policy !== undefined && policy !== 'noeviction') {
-    process.emitWarning(`RedisStore: maxmemory-policy ${policy} can evict records, and their work would run again: set noeviction (docs/redis.md#eviction)`,
-      { code: 'MIDDY_IDEMPOTENCY_EVICTION' })
+    process.emitWarning(`RedisStore: maxmemory-policy ${policy} can evict records, and their work would run again: ` +
+      'set noeviction (docs/redis.md#eviction)', { code: 'MIDDY_IDEMPOTENCY_EVICTION' })
   }
 }

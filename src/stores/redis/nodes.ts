@@ -33,7 +33,8 @@ export const primariesOf = async (client: unknown): Promise<Node[]> => {
     const masters = (c.masters ?? c.getMasters()) as Array<{ host: string, port: number }>
     return await Promise.all(masters.map(async (master) => {
       const node = await c.nodeClient(master)
-      return { name: `${master.host}:${master.port}`, send: async (args: readonly string[]) => normalise(await node.sendCommand([...args])) }
+      const send = async (args: readonly string[]): Promise<unknown> => normalise(await node.sendCommand([...args]))
+      return { name: `${master.host}:${master.port}`, send }
     }))
   }
   return []
@@ -49,7 +50,8 @@ const glidePrimaries = async (client: Client): Promise<Node[]> => {
   }
   return [...addresses].map(([name, { host, port }]) => ({
     name,
-    send: async (args) => normalise(await client.customCommand([...args], { route: { type: 'routeByAddress', host, port } }))
+    send: async (args) =>
+      normalise(await client.customCommand([...args], { route: { type: 'routeByAddress', host, port } }))
   }))
 }
 

@@ -94,19 +94,26 @@ const isClusterNode = async (connection: RedisConnection): Promise<boolean> => {
  * once. Values that are not records of ours (a key of the same prefix written by something
  * else) are skipped.
  */
-async function* scan ({ connection, prefix, client }: RedisAccess, pageSize: number | undefined, failed: (error: unknown) => Error): AsyncIterable<RecordPage> {
+async function* scan (
+  { connection, prefix, client }: RedisAccess, pageSize: number | undefined, failed: (error: unknown) => Error
+): AsyncIterable<RecordPage> {
   const own = clientKeyPrefix(client)
   let nodes: Node[]
   try {
-    nodes = connection.oneServer ? [{ name: 'server', send: async (args) => await connection.send('', args) }] : await primariesOf(client)
+    nodes = connection.oneServer
+      ? [{ name: 'server', send: async (args) => await connection.send('', args) }]
+      : await primariesOf(client)
   } catch (error) {
     throw failed(error)
   }
   if (connection.oneServer && await isClusterNode(connection)) {
-    throw new IdempotencyConfigError(`listing records: this ${connection.family} reaches one node of a Redis Cluster, whose SCAN sees that node's keys only: ` +
+    throw new IdempotencyConfigError(`listing records: this ${connection.family} reaches one node of a Redis Cluster, ` +
+      'whose SCAN sees that node\'s keys only: ' +
       'pass a cluster client (node-redis createCluster, ioredis Cluster, GlideClusterClient), whose every primary is scanned')
   }
-  if (nodes.length === 0) throw new IdempotencyConfigError(`listing records: no primary of the cluster is known to this ${connection.family}: connect it first`)
+  if (nodes.length === 0) {
+    throw new IdempotencyConfigError(`listing records: no primary of the cluster is known to this ${connection.family}: connect it first`)
+  }
   const seen = new Set<string>()
   for (const node of nodes) {
     let cursor = '0'
@@ -115,7 +122,9 @@ async function* scan ({ connection, prefix, client }: RedisAccess, pageSize: num
       let values: unknown[]
       try {
         const reply = await node.send(['SCAN', cursor, 'MATCH', `${literal(own + prefix)}*`, 'COUNT', String(pageSize ?? SCAN_COUNT)])
-        if (!Array.isArray(reply) || reply.length !== 2 || !Array.isArray(reply[1])) throw new Error(`SCAN answered ${JSON.stringify(reply)} on ${node.name}`)
+        if (!Array.isArray(reply) || reply.length !== 2 || !Array.isArray(reply[1])) {
+          throw new Error(`SCAN answered ${JSON.stringify(reply)} on ${node.name}`)
+        }
         cursor = String(reply[0])
         keys = (reply[1] as unknown[]).map((key) => String(key).slice(own.length)).filter((key) => !seen.has(key))
         for (const key of keys) seen.add(key)
@@ -134,12 +143,14 @@ async function* scan ({ connection, prefix, client }: RedisAccess, pageSize: num
   }
 }
 
-/** The values under `keys` (as the client names them), in order: one MGET on one server, a GET each, pipelined, on a cluster. */
+/** The values under `keys` (as the client names them), in order: one MGET on one server, a GET each (pipelined) on a cluster. */
 const read = async (connection: RedisConnection, keys: readonly string[]): Promise<unknown[]> => {
   if (keys.length === 0) return []
   if (!connection.oneServer) return await connection.sendEach(keys.map((key) => ({ key, args: ['GET', key] })))
   const values = await connection.send(keys[0] as string, ['MGET', ...keys])
-  if (!Array.isArray(values) || values.length !== keys.length) throw new Error(`MGET of ${keys.length} keys answered ${JSON.stringify(values)}`)
+  if (!Array.isArray(values) || values.length !== keys.length) {
+    throw new Error(`MGET of ${keys.length} keys answered ${JSON.stringify(values)}`)
+  }
   return values
 }
 

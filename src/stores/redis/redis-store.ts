@@ -208,7 +208,9 @@ export class RedisStore implements IdempotencyStore {
       // the warning is out when the call returns. It never fails.
       const policy = this.#asked ? undefined : warnIfEvicting(this.#connection, redisKey)
       this.#asked = true
-      const reply = this.#batcher === undefined ? await this.#eval(SCRIPTS[operation], [redisKey], args) : await this.#batcher.call(operation, redisKey, args)
+      const reply = this.#batcher === undefined
+        ? await this.#eval(SCRIPTS[operation], [redisKey], args)
+        : await this.#batcher.call(operation, redisKey, args)
       await policy
       return reply
     } catch (error) {
