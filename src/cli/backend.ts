@@ -1,6 +1,8 @@
 import { IdempotencyConfigError, IdempotencyStoreError } from '../errors.js'
 import type { ListOptions, RecordView, ReleaseOptions, ReleaseResult } from '../stores/operator/records.js'
 import type { CreateTableResult } from '../stores/dynamodb/create-table.js'
+import { answeredWithin, DEFAULT_TIMEOUT_SECONDS } from './deadline.js'
+import { connectRedis, importIfInstalled, type Connected } from './redis-client.js'
 
 /** The store a command works on, whichever it is: the functions of its entry point, bound to it. */
 export interface Backend {
@@ -11,6 +13,9 @@ export interface Backend {
   createTable?: () => Promise<CreateTableResult>
   close: () => Promise<void>
 }
+
+/** A backend before its time limit: where it is (for messages), and how to drop its client at once. */
+interface Opened extends Backend { where: string, destroy: () => void }
 
 /** A problem with how the command was called or set up (exit 2). */
 export class UsageError extends Error {
@@ -36,7 +41,14 @@ export const TABLE_FLAGS = {
 
 type TableOption = typeof TABLE_FLAGS[keyof typeof TABLE_FLAGS]
 
-export interface StoreFlags { table?: string, redis?: string, prefix?: string, tableOptions?: Partial<Record<TableOption, string>> }
+/** `timeoutMs`: how long a command waits for an answer of the store (connecting, each page, each record) [10 s]. */
+export interface StoreFlags {
+  table?: string
+  redis?: string
+  prefix?: string
+  tableOptions?: Partial<Record<TableOption, string>>
+  timeoutMs?: number
+}
 
 /** `text` with each DynamoDBStore option name it mentions written as its flag (`leaseTokenAttr` → `--lease-token-attr`). */
 export const asFlags = (text: string): string =>
@@ -51,14 +63,44 @@ export const openBackend = async (flags: StoreFlags): Promise<Backend> => {
   const tableOptions = flags.tableOptions ?? {}
   if (flags.table !== undefined) {
     if (flags.prefix !== undefined) throw new UsageError('--prefix is for --redis; a DynamoDB table has --key-attr, --sort-key-attr, --sort-key-value and the other --*-attr flags')
-    return await dynamodb(flags.table, tableOptions)
+    return limited(await dynamodb(flags.table, tableOptions), timeoutMsOf(flags))
   }
   const given = Object.keys(tableOptions)
   if (given.length > 0) throw new UsageError(`${given.map((option) => asFlags(option)).join(', ')} ${given.length === 1 ? 'is' : 'are'} for --table (a Redis record keeps its parts in one value)`)
-  return await redis(flags.redis as string, flags.prefix ?? '')
+  return limited(await redis(flags.redis as string, flags.prefix ?? '', timeoutMsOf(flags)), timeoutMsOf(flags))
 }
 
-const dynamodb = async (tableName: string, tableOptions: Partial<Record<TableOption, string>>): Promise<Backend> => {
+const timeoutMsOf = (flags: StoreFlags): number => flags.timeoutMs ?? DEFAULT_TIMEOUT_SECONDS * 1000
+
+/**
+ * `opened` with a limit on how long each call waits for the store: a listing as long as pages
+ * keep coming. Once one gave up, its client is destroyed, and closing it does not wait.
+ */
+const limited = (opened: Opened, ms: number): Backend => {
+  let abandoned = false
+  const abandon = (): void => {
+    abandoned = true
+    opened.destroy()
+  }
+  const within = async <T>(operation: 'read' | 'release', work: (alive: () => void) => Promise<T>): Promise<T> =>
+    await answeredWithin(ms, { operation, where: opened.where }, abandon, work)
+  return {
+    list: async (options) => await within('read', async (alive) => await opened.list({
+      ...options,
+      onPage: (read, skipped) => {
+        alive()
+        options.onPage?.(read, skipped)
+      }
+    })),
+    inspect: async (key) => await within('read', async () => await opened.inspect(key)),
+    release: async (key, options) => await within('release', async () => await opened.release(key, options)),
+    // Not limited: a new table may take longer than the limit to become ACTIVE, while each look answers.
+    ...(opened.createTable === undefined ? {} : { createTable: opened.createTable }),
+    close: async () => { if (!abandoned) await opened.close() }
+  }
+}
+
+const dynamodb = async (tableName: string, tableOptions: Partial<Record<TableOption, string>>): Promise<Opened> => {
   // Region, credentials and AWS_ENDPOINT_URL_DYNAMODB as the SDK reads them.
   const sdk = await importIfInstalled('@aws-sdk/client-dynamodb')
   if (sdk === undefined) {
@@ -78,50 +120,17 @@ const dynamodb = async (tableName: string, tableOptions: Partial<Record<TableOpt
     throw error
   }
   return {
+    where: `DynamoDB (table ${tableName})`,
     list: async (options) => await listRecords(store, options),
     inspect: async (key) => await inspectRecord(store, key),
     release: async (key, options) => await releaseRecord(store, key, options),
     createTable: async () => await createTable(store),
-    close: async () => { client.destroy() }
+    close: async () => { client.destroy() },
+    destroy: () => { client.destroy() }
   }
 }
 
-/** `import(name)`, or undefined when the package itself is not installed (any other failure is thrown). */
-const importIfInstalled = async (name: string): Promise<any> => {
-  try {
-    return await import(name)
-  } catch (error) {
-    const { code, message = '' } = (error ?? {}) as { code?: string, message?: string }
-    if ((code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && message.includes(`'${name}'`)) return undefined
-    throw error
-  }
-}
-
-interface Connected { client: unknown, close: () => Promise<void> }
-
-/** A connected client of whichever of `redis` (node-redis) and `ioredis` is installed, that first. */
-const connectRedis = async (url: string): Promise<Connected> => {
-  const nodeRedis = await importIfInstalled('redis')
-  if (nodeRedis !== undefined) {
-    // No reconnecting: an operator wants the error, not a command that waits forever.
-    const client = nodeRedis.createClient({ url, socket: { reconnectStrategy: false, connectTimeout: 10_000 } })
-    // connect() rejects with the error; the listener keeps a later one from crashing the process.
-    client.on('error', () => {})
-    await client.connect()
-    return { client, close: async () => { await (client.close ?? client.quit).call(client) } }
-  }
-  const ioredis = await importIfInstalled('ioredis')
-  if (ioredis !== undefined) {
-    const Redis = ioredis.Redis ?? ioredis.default
-    const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null })
-    client.on('error', () => {})
-    await client.connect()
-    return { client, close: async () => { await client.quit() } }
-  }
-  throw new UsageError('--redis needs a Redis client, and middy-idempotency brings none: install redis (node-redis) or ioredis in this project (npm install redis)')
-}
-
-const redis = async (url: string, keyPrefix: string): Promise<Backend> => {
+const redis = async (url: string, keyPrefix: string, timeoutMs: number): Promise<Opened> => {
   try {
     const parsed = new URL(url)
     if (!['redis:', 'rediss:'].includes(parsed.protocol)) throw new Error(parsed.protocol)
@@ -129,21 +138,29 @@ const redis = async (url: string, keyPrefix: string): Promise<Backend> => {
     throw new UsageError(`--redis takes a URL such as redis://localhost:6379 or rediss://user:password@host:6380, not ${JSON.stringify(url)}`)
   }
   const { RedisStore, listRecords, inspectRecord, releaseRecord } = await import('../redis.js')
+  const { protocol, host } = new URL(url)
+  // The URL without its password, in messages.
+  const where = `Redis at ${protocol}//${host}`
   let connected: Connected
+  const opened: Array<() => void> = []
   try {
-    connected = await connectRedis(url)
+    const abandon = (): void => { for (const destroy of opened) destroy() }
+    connected = await answeredWithin(timeoutMs, { operation: 'read', where }, abandon,
+      async () => await connectRedis(url, timeoutMs, (destroy) => { opened.push(destroy) }))
   } catch (error) {
-    if (error instanceof UsageError) throw error
+    if (error instanceof UsageError || error instanceof IdempotencyStoreError) throw error
     // A store failure, as a DynamoDB one is: the same error, whichever store (the URL without its password).
     const { name = 'Error', message = String(error) } = (error ?? {}) as { name?: string, message?: string }
-    const { protocol, host } = new URL(url)
-    throw new IdempotencyStoreError('read', `connecting to Redis at ${protocol}//${host} failed: ${name}: ${message}`, { cause: error })
+    for (const destroy of opened) destroy()
+    throw new IdempotencyStoreError('read', `connecting to ${where} failed: ${name}: ${message}`, { cause: error })
   }
   const store = new RedisStore({ client: connected.client as never, keyPrefix })
   return {
     list: async (options) => await listRecords(store, options),
     inspect: async (key) => await inspectRecord(store, key),
     release: async (key, options) => await releaseRecord(store, key, options),
-    close: connected.close
+    where,
+    close: connected.close,
+    destroy: connected.destroy
   }
 }

@@ -11,7 +11,10 @@ const STORE = `Store (one of):
     An item without the attributes these name is not taken for a record: list skips it (and
     says how many it skipped), inspect and release refuse it.
   --redis URL             Redis or Valkey server (redis://host:6379, rediss://...); needs redis or ioredis installed
-    --prefix PREFIX         the RedisStore's keyPrefix [none]`
+    --prefix PREFIX         the RedisStore's keyPrefix [none]
+    A node of a Redis Cluster (an ElastiCache configuration endpoint) is seen as one: every
+    primary is listed, and each key's commands go to the node that owns it.
+  --timeout SECONDS       give up (exit 1) when the store has not answered for this long [10]`
 
 const EXIT = 'Exit: 0 done, 1 refused or not found (or the store failed), 2 usage.'
 

@@ -29,6 +29,7 @@ const STORE_OPTIONS = {
   'payload-hash-attr': { type: 'string' },
   'response-data-attr': { type: 'string' },
   'error-attr': { type: 'string' },
+  timeout: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' }
 } as const satisfies ParseArgsConfig['options']

@@ -1,6 +1,7 @@
 import { STATUSES } from '../stores/operator/table.js'
 import type { RecordStatus } from '../stores/store.js'
 import { openBackend, TABLE_FLAGS, UsageError, type Backend, type StoreFlags } from './backend.js'
+import { timeoutMs as timeoutMsOf } from './deadline.js'
 import { confirmText, createTableText, inspectText, listText, refusalText, releaseText } from './format.js'
 
 /** Exit codes: 0 done, 1 refused or not found (or the store failed), 2 usage. */
@@ -43,7 +44,11 @@ export const storeCommand = async (name: StoreCommand, values: Values, positiona
     throw new UsageError('--completed needs --yes when no one is at a terminal to confirm (its work runs again on the next delivery)')
   }
   if (name === 'create-table' && typeof values.redis === 'string') throw new UsageError('creates a DynamoDB table: --table NAME, not --redis (a Redis store needs no schema)')
-  const flags: StoreFlags = { tableOptions: {} }
+  const timeoutMs = timeoutMsOf(values.timeout as string | undefined)
+  if (timeoutMs === undefined) {
+    throw new UsageError(`--timeout takes a number of seconds greater than 0, not ${JSON.stringify(values.timeout)}`)
+  }
+  const flags: StoreFlags = { tableOptions: {}, timeoutMs }
   for (const flag of ['table', 'redis', 'prefix'] as const) {
     const value = values[flag]
     if (typeof value === 'string') flags[flag] = value

@@ -3,13 +3,14 @@ import middy from '@middy/core'
 import { randomUUID } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { createClient } from 'redis'
+import { createClient, createCluster } from 'redis'
 import { idempotency, MemoryStore, perRecord, type IdempotencyStore } from '../../../src/index.js'
 import { RedisStore } from '../../../src/redis.js'
 import { endpoint, freshTable } from '../../support/dynamodb.js'
 import { consumerProject, packPackage, removeScratch, runBin, type BinResult } from '../../support/installed-bin.js'
+import { blackhole } from '../../support/blackhole.js'
 import { keyOf } from '../../support/record-keys.js'
-import { redisUrl, uniquePrefix } from '../../support/redis.js'
+import { clusterNodes, redisUrl, uniquePrefix } from '../../support/redis.js'
 import { lambdaContext } from '../../support/sqs.js'
 
 /**
@@ -212,6 +213,39 @@ describe('Redis clients', () => {
       expect(result.stderr).toContain('--table needs the AWS SDK for DynamoDB, and middy-idempotency brings none: install @aws-sdk/client-dynamodb in this project')
     }
   })
+
+  test('with ioredis only, on a node of a Redis Cluster: list sees every primary, release reaches the key\'s node', async () => {
+    const other = consumerProject(tarball, 'ioredis-cluster', ['ioredis'])
+    const cluster = createCluster({ rootNodes: clusterNodes().map(({ host, port }) => ({ url: `redis://${host}:${port}` })) })
+    await cluster.connect()
+    const keyPrefix = uniquePrefix('cli-ioredis-cluster')
+    const [first] = clusterNodes()
+    const flags = ['--redis', `redis://${first?.host ?? ''}:${first?.port ?? 0}`, '--prefix', keyPrefix]
+    try {
+      const keys = await seed(new RedisStore({ client: cluster, keyPrefix }), 'orders')
+      const listed = await runBin(other, ['list', '--json', ...flags])
+      expect(listed.stderr).toBe('')
+      expect(json<Array<{ key: string }>>(listed).map((v) => v.key).sort()).toEqual(Object.values(keys).sort())
+      const released = await runBin(other, ['release', keys.failed, ...flags])
+      expect(released).toMatchObject({ code: 0, stderr: '' })
+      expect(await cluster.exists(`${keyPrefix}${keys.failed}`)).toBe(0)
+    } finally {
+      await cluster.close()
+    }
+  })
+
+  test('an endpoint that accepts the connection and never answers: the process exits 1 after --timeout, with the --json error', async () => {
+    const hole = await blackhole()
+    try {
+      const started = Date.now()
+      const result = await runBin(bin, ['inspect', 'orders#k', '--redis', `redis://127.0.0.1:${hole.port}`, '--timeout', '0.5', '--json'])
+      expect(result.code).toBe(1)
+      expect(json(result)).toEqual({ error: { name: 'IdempotencyStoreError', operation: 'read', message: expect.stringMatching(/^no answer from Redis at .* within 0\.5 s/) } })
+      expect(Date.now() - started).toBeLessThan(10_000)
+    } finally {
+      await hole.close()
+    }
+  }, 30_000)
 
   test('with no Redis client installed, --redis says what to install (exit 2)', async () => {
     const bare = consumerProject(tarball, 'no-redis-client', [])

@@ -16,11 +16,18 @@ const SCRIPT_NAMES = new Set(['claim', 'complete', 'fail', 'release'])
  * it was sent (`sent`) and each script call as it would be sent alone (`calls`: `EVALSHA sha 1
  * key ...args`). A command of many calls (one server: the calls of a burst go together) is
  * answered call by call, as the server's batching script does: `[1, reply]` or `[0, message]`.
+ * The store's one INFO (its first call asks the eviction policy) is kept apart (`info`) and
+ * answered with no policy, so that `sent` is the records' commands.
  */
 const fake = (answer: (args: string[]) => unknown) => {
   const sent: string[][] = []
   const calls: string[][] = []
+  const info: string[][] = []
   const sendCommand = async (args: string[]): Promise<unknown> => {
+    if (args[0] === 'INFO') {
+      info.push(args)
+      return ''
+    }
     sent.push(args)
     const keys = Number(args[2])
     if (!/^EVAL(SHA)?$/.test(args[0] as string) || !SCRIPT_NAMES.has(args[3 + keys] as string)) {
@@ -44,10 +51,21 @@ const fake = (answer: (args: string[]) => unknown) => {
       }
     })
   }
-  return { sent, calls, client: { sendCommand } }
+  return { sent, calls, info, client: { sendCommand } }
 }
 
 describe('RedisStore faults', () => {
+  test('the first call of a store also sends INFO memory (the eviction policy), once; later calls and other stores\' calls do not repeat it', async () => {
+    const { client, info, sent } = fake(() => null)
+    const store = new RedisStore({ client })
+    await Promise.all([store.claim(record, 1_700_000_000_000), store.claim({ ...record, key: 'ns#j' }, 1_700_000_000_000)])
+    await store.claim({ ...record, key: 'ns#i' }, 1_700_000_000_000)
+    expect(info).toEqual([['INFO', 'memory']])
+    expect(sent.map((args) => args[0])).toEqual(['EVALSHA', 'EVALSHA'])
+    await new RedisStore({ client }).claim(record, 1_700_000_000_000)
+    expect(info).toHaveLength(2)
+  })
+
   test('a client error is an IdempotencyStoreError naming the operation, key and family, keeping the error as cause', async () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' })
     const store = new RedisStore({ client: fake(() => { throw refused }).client, keyPrefix: 'idem:' })

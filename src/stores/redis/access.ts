@@ -1,7 +1,10 @@
 import type { RedisConnection } from './connection.js'
 
-/** What the operator functions (operator.ts) read of a store: its connection and key prefix. */
-export interface RedisAccess { connection: RedisConnection, prefix: string }
+/**
+ * What the operator functions (operator.ts) read of a store: its connection, its key prefix, and
+ * the user's client (a cluster's primaries, an ioredis client's own keyPrefix).
+ */
+export interface RedisAccess { connection: RedisConnection, prefix: string, client: unknown }
 
 // Kept beside the store, not in it: the operator functions reach a store's connection without
 // the store class carrying their code into every handler's bundle.

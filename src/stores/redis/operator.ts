@@ -2,6 +2,8 @@ import { IdempotencyConfigError, IdempotencyStoreError, type StoreOperation } fr
 import { inspectFrom, listFrom, releaseFrom, type ListOptions, type RecordView, type ReleaseOptions, type ReleaseResult } from '../operator/records.js'
 import type { RecordPage, RecordTable } from '../operator/table.js'
 import { redisAccessOf, type RedisAccess } from './access.js'
+import type { RedisConnection } from './connection.js'
+import { clientKeyPrefix, primariesOf, type Node } from './nodes.js'
 import { recordOf } from './record.js'
 import type { RedisStore } from './redis-store.js'
 
@@ -74,34 +76,86 @@ export const recordTable = (store: RedisStore): RecordTable => {
 }
 
 /**
- * The server's records under the store's prefix, one `SCAN` step at a time (its cursor), each
- * step's values read in one `MGET`. Values that are not records of ours (a key of the same
- * prefix written by something else) are skipped. One server only: a cluster's nodes are each
- * scanned with a client of their own.
+ * Whether the one server `connection` reaches is a node of a Redis Cluster (`INFO cluster`):
+ * its SCAN would walk that node's keys only. A server that refuses INFO is taken for what the
+ * client says it is.
  */
-async function* scan ({ connection, prefix }: RedisAccess, pageSize: number | undefined, failed: (error: unknown) => Error): AsyncIterable<RecordPage> {
-  if (!connection.oneServer) throw new IdempotencyConfigError(`listing records needs a client of one server; ${connection.family} is a cluster's: list each primary with a client of its own`)
-  let cursor = '0'
-  do {
-    let keys: string[]
-    let values: unknown
-    try {
-      const reply = await connection.send(prefix, ['SCAN', cursor, 'MATCH', `${literal(prefix)}*`, 'COUNT', String(pageSize ?? SCAN_COUNT)])
-      if (!Array.isArray(reply) || reply.length !== 2 || !Array.isArray(reply[1])) throw new Error(`SCAN answered ${JSON.stringify(reply)}`)
-      cursor = String(reply[0])
-      keys = (reply[1] as unknown[]).map(String)
-      values = keys.length === 0 ? [] : await connection.send(keys[0] as string, ['MGET', ...keys])
-    } catch (error) {
-      throw failed(error)
-    }
-    const page: RecordPage = { records: [], skipped: 0 }
-    keys.forEach((redisKey, i) => {
-      const record = recordOf(redisKey.slice(prefix.length), (values as unknown[])[i])
-      if (typeof record === 'string') page.skipped++
-      else if (record !== undefined) page.records.push(record)
-    })
-    yield page
-  } while (cursor !== '0')
+const isClusterNode = async (connection: RedisConnection): Promise<boolean> => {
+  try {
+    return /^cluster_enabled:1\b/m.test(String(await connection.send('', ['INFO', 'cluster'])))
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The server's records under the store's prefix, one `SCAN` step at a time (its cursor), on
+ * each primary of a cluster in turn. A step's values are read in one `MGET` on one server, and
+ * one `GET` each on a cluster (routed to its key's node; never a cross-slot command). SCAN
+ * matches the keys the server holds: an ioredis client's own `keyPrefix` is part of them, and is
+ * taken off again before the client, which adds it, reads them. A key SCAN returns again (it
+ * may, while the keyspace's table is resized, or when a slot moves between nodes) is listed
+ * once. Values that are not records of ours (a key of the same prefix written by something
+ * else) are skipped.
+ */
+async function* scan (
+  { connection, prefix, client }: RedisAccess, pageSize: number | undefined, failed: (error: unknown) => Error
+): AsyncIterable<RecordPage> {
+  const own = clientKeyPrefix(client)
+  let nodes: Node[]
+  try {
+    nodes = connection.oneServer
+      ? [{ name: 'server', send: async (args) => await connection.send('', args) }]
+      : await primariesOf(client)
+  } catch (error) {
+    throw failed(error)
+  }
+  if (connection.oneServer && await isClusterNode(connection)) {
+    throw new IdempotencyConfigError(`listing records: this ${connection.family} reaches one node of a Redis Cluster, ` +
+      'whose SCAN sees that node\'s keys only: ' +
+      'pass a cluster client (node-redis createCluster, ioredis Cluster, GlideClusterClient), whose every primary is scanned')
+  }
+  if (nodes.length === 0) {
+    throw new IdempotencyConfigError(`listing records: no primary of the cluster is known to this ${connection.family}: connect it first`)
+  }
+  const seen = new Set<string>()
+  for (const node of nodes) {
+    let cursor = '0'
+    do {
+      let keys: string[]
+      let values: unknown[]
+      try {
+        const reply = await node.send(['SCAN', cursor, 'MATCH', `${literal(own + prefix)}*`, 'COUNT', String(pageSize ?? SCAN_COUNT)])
+        if (!Array.isArray(reply) || reply.length !== 2 || !Array.isArray(reply[1])) {
+          throw new Error(`SCAN answered ${JSON.stringify(reply)} on ${node.name}`)
+        }
+        cursor = String(reply[0])
+        keys = (reply[1] as unknown[]).map((key) => String(key).slice(own.length)).filter((key) => !seen.has(key))
+        for (const key of keys) seen.add(key)
+        values = await read(connection, keys)
+      } catch (error) {
+        throw failed(error)
+      }
+      const page: RecordPage = { records: [], skipped: 0 }
+      keys.forEach((redisKey, i) => {
+        const record = recordOf(redisKey.slice(prefix.length), values[i])
+        if (typeof record === 'string') page.skipped++
+        else if (record !== undefined) page.records.push(record)
+      })
+      yield page
+    } while (cursor !== '0')
+  }
+}
+
+/** The values under `keys` (as the client names them), in order: one MGET on one server, a GET each (pipelined) on a cluster. */
+const read = async (connection: RedisConnection, keys: readonly string[]): Promise<unknown[]> => {
+  if (keys.length === 0) return []
+  if (!connection.oneServer) return await connection.sendEach(keys.map((key) => ({ key, args: ['GET', key] })))
+  const values = await connection.send(keys[0] as string, ['MGET', ...keys])
+  if (!Array.isArray(values) || values.length !== keys.length) {
+    throw new Error(`MGET of ${keys.length} keys answered ${JSON.stringify(values)}`)
+  }
+  return values
 }
 
 /**

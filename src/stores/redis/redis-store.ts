@@ -8,6 +8,7 @@ import { isCrossSlot, isNoScript, type RedisConnection } from './connection.js'
 import { completedBody, failedBody, fitsHeader, recordOf } from './record.js'
 import { ScriptCallBatcher } from './batched.js'
 import { registerRedis } from './access.js'
+import { warnIfEvicting } from './eviction.js'
 import { CLAIM, COMPLETE, FAIL, MANY, READ, RELEASE, type ScriptName } from './scripts.js'
 
 /**
@@ -101,6 +102,8 @@ export class RedisStore implements IdempotencyStore {
   #readAtOnce: boolean
   /** On one server, the script calls of a burst go as one command. */
   readonly #batcher?: ScriptCallBatcher
+  /** Whether the server's eviction policy was asked for (by this instance's first script call). */
+  #asked = false
 
   constructor (options: RedisStoreOptions) {
     if (options === null || typeof options !== 'object') throw new IdempotencyConfigError('RedisStore: options are required ({ client })')
@@ -110,7 +113,7 @@ export class RedisStore implements IdempotencyStore {
     if (!Number.isSafeInteger(maxResponseBytes) || maxResponseBytes <= 0) throw new IdempotencyConfigError('RedisStore: maxResponseBytes must be a positive integer')
     this.#connection = connect(options.client)
     this.#prefix = keyPrefix
-    registerRedis(this, { connection: this.#connection, prefix: keyPrefix })
+    registerRedis(this, { connection: this.#connection, prefix: keyPrefix, client: options.client })
     this.#readAtOnce = this.#connection.oneServer
     if (this.#connection.oneServer) {
       this.#batcher = new ScriptCallBatcher({
@@ -200,7 +203,16 @@ export class RedisStore implements IdempotencyStore {
   async #run (operation: ScriptName, key: string, args: string[]): Promise<unknown> {
     const redisKey = this.#prefix + key
     try {
-      return this.#batcher === undefined ? await this.#eval(SCRIPTS[operation], [redisKey], args) : await this.#batcher.call(operation, redisKey, args)
+      // The first call of the instance asks the server's eviction policy (and warns when it may
+      // evict records), sent beside the call and awaited with it: no round trip of its own, and
+      // the warning is out when the call returns. It never fails.
+      const policy = this.#asked ? undefined : warnIfEvicting(this.#connection, redisKey)
+      this.#asked = true
+      const reply = this.#batcher === undefined
+        ? await this.#eval(SCRIPTS[operation], [redisKey], args)
+        : await this.#batcher.call(operation, redisKey, args)
+      await policy
+      return reply
     } catch (error) {
       throw this.#error(operation, key, error)
     }
