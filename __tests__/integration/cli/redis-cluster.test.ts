@@ -5,6 +5,7 @@ import { run } from '../../../src/cli/main.js'
 import { RedisStore } from '../../../src/redis.js'
 import { keySlot } from '../../../src/stores/redis/key-slot.js'
 import { clusterNodes, uniquePrefix } from '../../support/redis.js'
+import { keyOf } from '../../support/record-keys.js'
 
 /**
  * The CLI pointed at one node of the real three-node Redis Cluster (as at an ElastiCache
@@ -21,7 +22,7 @@ const cli = async (...argv: string[]): Promise<{ code: number, out: string, err:
 
 const nodeUrl = (): string => `redis://${clusterNodes()[0]?.host ?? ''}:${clusterNodes()[0]?.port ?? 0}`
 const keyPrefix = uniquePrefix('cli-cluster')
-const NAMES = Array.from({ length: 12 }, (_, i) => `ns#order-${i}`)
+const NAMES = Array.from({ length: 12 }, (_, i) => keyOf('ns', `order-${i}`))
 const cluster = createCluster({ rootNodes: clusterNodes().map(({ host, port }) => ({ url: `redis://${host}:${port}` })) })
 beforeAll(async () => {
   await cluster.connect()

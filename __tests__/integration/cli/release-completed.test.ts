@@ -111,10 +111,12 @@ describe.each([['DynamoDB (--table)', dynamodb], ['Redis (--redis)', redis]])('r
   })
 
   test('fenced: a COMPLETED record that replaced the one shown while the question was open is left alone', async () => {
-    // Expired: the next delivery may take it over, and does, while the operator reads the question.
-    const key = await settled('replaced', 'COMPLETED', -1)
+    // The next delivery takes it over while the operator reads the question: a claim judged two
+    // hours on, when the record has expired (an expiry in the past would let Redis drop the key
+    // before the CLI reads it, on a loaded machine).
+    const key = await settled('replaced', 'COMPLETED')
     const result = await cli(['release', key, '--completed', ...target.flags], async () => {
-      const nowMs = Date.now()
+      const nowMs = Date.now() + 2 * HOUR * 1000
       const token = randomUUID()
       expect(await target.store.claim({ key, status: 'IN_PROGRESS', expiry: Math.floor(nowMs / 1000) + HOUR, inProgressExpiry: nowMs + 60_000, leaseToken: token }, nowMs)).toBeUndefined()
       expect(await target.store.complete(key, token, { expiry: Math.floor(nowMs / 1000) + HOUR, responseData: '"again"' })).toBe(true)

@@ -5,6 +5,9 @@ import { createClient } from 'redis'
 import { inspectRecord, listRecords, RedisStore, releaseRecord } from '../../../../src/redis.js'
 import { keySlot } from '../../../../src/stores/redis/key-slot.js'
 import { clusterNodes, redisClients, redisUrl, uniquePrefix, type Family } from '../../../support/redis.js'
+import { keyOf } from '../../../support/record-keys.js'
+
+const k = (name: string): string => keyOf('ns', name)
 
 /**
  * The operator functions of middy-idempotency/redis on a real three-node Redis Cluster, through
@@ -21,8 +24,8 @@ const seed = async (store: RedisStore, names: readonly string[], failed?: string
   const expiry = Math.floor(nowMs / 1000) + HOUR
   for (const name of names) {
     const token = randomUUID()
-    expect(await store.claim({ key: `ns#${name}`, status: 'IN_PROGRESS', expiry, inProgressExpiry: nowMs + 600_000, leaseToken: token }, nowMs)).toBeUndefined()
-    if (name === failed) expect(await store.fail(`ns#${name}`, token, { expiry, error: { name: 'CardDeclined', message: 'declined' } })).toBe(true)
+    expect(await store.claim({ key: k(name), status: 'IN_PROGRESS', expiry, inProgressExpiry: nowMs + 600_000, leaseToken: token }, nowMs)).toBeUndefined()
+    if (name === failed) expect(await store.fail(k(name), token, { expiry, error: { name: 'CardDeclined', message: 'declined' } })).toBe(true)
   }
 }
 
@@ -50,16 +53,16 @@ describe.each<Family>(['nodeRedisCluster', 'ioredisCluster', 'glideCluster', 'no
     await seed(store, NAMES, 'order-3')
     const owner = await slotOwners()
     // The records are spread over more than one primary, so a listing of one node would miss some.
-    expect(new Set(NAMES.map((name) => owner(keySlot(`${keyPrefix}ns#${name}`)))).size).toBeGreaterThan(1)
+    expect(new Set(NAMES.map((name) => owner(keySlot(`${keyPrefix}${k(name)}`)))).size).toBeGreaterThan(1)
 
     const views = await listRecords(store)
-    expect(views.map((v) => v.key).sort()).toEqual(NAMES.map((name) => `ns#${name}`).sort())
-    expect(views.find((v) => v.key === 'ns#order-3')).toMatchObject({ status: 'FAILED', error: { name: 'CardDeclined' } })
-    expect((await listRecords(store, { status: 'FAILED' })).map((v) => v.key)).toEqual(['ns#order-3'])
+    expect(views.map((v) => v.key).sort()).toEqual(NAMES.map((name) => k(name)).sort())
+    expect(views.find((v) => v.key === k('order-3'))).toMatchObject({ status: 'FAILED', error: { name: 'CardDeclined' } })
+    expect((await listRecords(store, { status: 'FAILED' })).map((v) => v.key)).toEqual([k('order-3')])
 
-    for (const name of NAMES) expect(await inspectRecord(store, `ns#${name}`)).toMatchObject({ key: `ns#${name}` })
-    expect(await releaseRecord(store, 'ns#order-3')).toMatchObject({ released: true })
-    expect(await inspectRecord(store, 'ns#order-3')).toBeUndefined()
+    for (const name of NAMES) expect(await inspectRecord(store, k(name))).toMatchObject({ key: k(name) })
+    expect(await releaseRecord(store, k('order-3'))).toMatchObject({ released: true })
+    expect(await inspectRecord(store, k('order-3'))).toBeUndefined()
   })
 })
 
@@ -85,10 +88,10 @@ describe('an ioredis client with a keyPrefix of its own', () => {
       const names = ['a', 'b', 'c', 'd', 'e']
       await seed(store, names, 'c')
       const views = await listRecords(store)
-      expect(views.map((v) => v.key).sort()).toEqual(names.map((name) => `ns#${name}`))
-      expect(await inspectRecord(store, 'ns#c')).toMatchObject({ status: 'FAILED' })
-      expect(await releaseRecord(store, 'ns#c')).toMatchObject({ released: true })
-      expect((await listRecords(store)).map((v) => v.key).sort()).toEqual(['ns#a', 'ns#b', 'ns#d', 'ns#e'])
+      expect(views.map((v) => v.key).sort()).toEqual(names.map((name) => k(name)).sort())
+      expect(await inspectRecord(store, k('c'))).toMatchObject({ status: 'FAILED' })
+      expect(await releaseRecord(store, k('c'))).toMatchObject({ released: true })
+      expect((await listRecords(store)).map((v) => v.key).sort()).toEqual([k('a'), k('b'), k('d'), k('e')].sort())
     } finally {
       await client.quit()
     }

@@ -3,6 +3,9 @@ import { randomUUID } from 'node:crypto'
 import { createClient } from 'redis'
 import { startRedisServer, type RedisServer } from '../../../../scripts/redis-server.mjs'
 import { listRecords, RedisStore } from '../../../../src/redis.js'
+import { keyOf } from '../../../support/record-keys.js'
+
+const k = (name: string): string => keyOf('ns', name)
 
 /**
  * SCAN may return a key more than once: when the keyspace's hash table shrinks between two
@@ -59,7 +62,7 @@ test('listRecords lists each record once, when SCAN returns a key again', async 
   try {
     const store = new RedisStore({ client: watching, keyPrefix: 'idem:' })
     const nowMs = Date.now()
-    const keys = Array.from({ length: 300 }, (_, i) => `ns#${i}`)
+    const keys = Array.from({ length: 300 }, (_, i) => k(String(i)))
     await Promise.all(keys.map(async (key) => {
       expect(await store.claim({ key, status: 'IN_PROGRESS', expiry: Math.floor(nowMs / 1000) + 3600, inProgressExpiry: nowMs + 60_000, leaseToken: randomUUID() }, nowMs)).toBeUndefined()
     }))
