@@ -73,7 +73,8 @@ export const coldImportMs = (specifier: string, preload: readonly string[] = [])
   const result = spawnSync(process.execPath, ['--input-type=module', '-e', script, specifier], {
     encoding: 'utf8',
     cwd: outDir,
-    env: { ...process.env, NODE_NO_WARNINGS: '1', IDEMPOTENCY_TABLE: 'IdempotencyStore', AWS_REGION: 'us-east-1' }
+    // Lambda sets the region and the role's credentials; `@aws-lite/client` reads them when it is made.
+    env: { ...process.env, NODE_NO_WARNINGS: '1', IDEMPOTENCY_TABLE: 'IdempotencyStore', AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'bench', AWS_SECRET_ACCESS_KEY: 'bench' }
   })
   const ms = Number(result.stdout)
   if (result.status !== 0 || !Number.isFinite(ms)) throw new Error(`cold import of ${specifier} failed: ${result.stderr}`)

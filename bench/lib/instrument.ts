@@ -25,7 +25,7 @@ export interface Meter {
   unreportedOps: Record<string, number>
 }
 
-const READS = new Set(['GetItem', 'BatchGetItem', 'Query', 'Scan'])
+export const READS = new Set(['GetItem', 'BatchGetItem', 'Query', 'Scan'])
 
 export const newMeter = (): Meter => ({ attempts: {}, inFlight: 0, maxInFlight: 0, reported: { read: 0, write: 0 }, computed: { read: 0, write: 0 }, computedOps: {}, unreportedOps: {} })
 
@@ -33,9 +33,9 @@ export const resetMeter = (meter: Meter): void => { Object.assign(meter, newMete
 
 export const totalAttempts = (meter: Meter): number => Object.values(meter.attempts).reduce((a, b) => a + b, 0)
 
-type Consumed = { CapacityUnits?: number } | Array<{ CapacityUnits?: number }> | undefined
+export type Consumed = { CapacityUnits?: number } | Array<{ CapacityUnits?: number }> | undefined
 
-const unitsOf = (consumed: Consumed): number | undefined => {
+export const unitsOf = (consumed: Consumed): number | undefined => {
   if (consumed === undefined) return undefined
   const list = Array.isArray(consumed) ? consumed : [consumed]
   return list.reduce((sum, c) => sum + (c.CapacityUnits ?? 0), 0)
