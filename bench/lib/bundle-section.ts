@@ -4,7 +4,7 @@
  * source files the typical handler carries (esbuild's metafile).
  */
 import { median } from './stats.js'
-import { bundleHandler, coldImportMs, fileSpecifier, type BundleResult } from './bundle.js'
+import { bundleHandler, coldImportMs, fileSpecifier, REQUIRE_BANNER, type BundleResult } from './bundle.js'
 import { bundleExamples, examplesTable, packagesLine, sourcesTable, unusedFeatures } from './example-bundles.js'
 import { fmt, ratio, table } from './report.js'
 
@@ -68,7 +68,7 @@ export const bundleSection = async (coldImportCount: number, say: (text?: string
     ...await Promise.all(handlers.map(async (h) => await bundleHandler(h))),
     ...await Promise.all(handlers.map(async (h) => await bundleHandler(h, `${h} (middy external)`, ['@middy/core']))),
     // The README's SQS handler on `@aws-lite/client` (bundled with it: the Lambda runtime does not have it).
-    await bundleHandler('ours-lite')
+    await bundleHandler('ours-lite', 'ours-lite', [], REQUIRE_BANNER)
   ]
   const imports = coldImports(bundles, coldImportCount)
   const [ours, theirs, oursHttp, theirsHttp] = bundles as [BundleResult, BundleResult, BundleResult, BundleResult]

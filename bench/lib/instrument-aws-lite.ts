@@ -8,7 +8,7 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb'
 import type { DynamoDBAwsLiteClient } from '../../src/dynamodb.js'
 import { capacityOfFailedWrite } from './capacity.js'
-import { newMeter, READS, unitsOf, type Consumed, type Meter } from './instrument.js'
+import { newMeter, READS, unitsOf, unreportedStatements, type Consumed, type Meter } from './instrument.js'
 
 type Request = Parameters<DynamoDBAwsLiteClient>[0]
 
@@ -24,7 +24,7 @@ export const instrumentAwsLite = (client: DynamoDBAwsLiteClient): { client: Dyna
     try {
       const result = await client({ ...request, payload }) as { payload?: { ConsumedCapacity?: Consumed } }
       const units = unitsOf(result.payload?.ConsumedCapacity)
-      if (units !== undefined) meter.reported[bucket] += units
+      if (!unreportedStatements(meter, operation, units, payload.Statements) && units !== undefined) meter.reported[bucket] += units
       return result
     } catch (error) {
       const raw = error as { __type?: string, code?: string, Item?: Record<string, AttributeValue> }

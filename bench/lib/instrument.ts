@@ -5,7 +5,7 @@
  * knowing anything about them.
  */
 import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb'
-import { capacityOfFailedWrite } from './capacity.js'
+import { capacityOfFailedWrite, capacityOfStatements } from './capacity.js'
 
 export interface Meter {
   /** Request attempts, by operation (PutItem, UpdateItem, BatchGetItem ...). */
@@ -41,6 +41,17 @@ export const unitsOf = (consumed: Consumed): number | undefined => {
   return list.reduce((sum, c) => sum + (c.CapacityUnits ?? 0), 0)
 }
 
+/**
+ * A BatchExecuteStatement answered without capacity (DynamoDB Local's way): its write units
+ * computed by rule, one statement at a time. True when it was one.
+ */
+export const unreportedStatements = (meter: Meter, operation: string, units: number | undefined, statements: unknown): boolean => {
+  if (operation !== 'BatchExecuteStatement' || (units ?? 0) > 0) return false
+  meter.computed.write += capacityOfStatements(statements as Parameters<typeof capacityOfStatements>[0])
+  meter.computedOps[operation] = (meter.computedOps[operation] ?? 0) + 1
+  return true
+}
+
 /** Instruments `client` and returns the meter it writes to. */
 export const instrument = (client: DynamoDBClient): Meter => {
   const meter = newMeter()
@@ -55,7 +66,7 @@ export const instrument = (client: DynamoDBClient): Meter => {
     try {
       const result = await next(args)
       const units = unitsOf((result.output as { ConsumedCapacity?: Consumed }).ConsumedCapacity)
-      if (units !== undefined) meter.reported[bucket] += units
+      if (!unreportedStatements(meter, operation, units, input.Statements) && units !== undefined) meter.reported[bucket] += units
       return result
     } catch (error) {
       // A refused conditional write still consumes write capacity, but the exception
