@@ -231,10 +231,11 @@ const main = async (): Promise<void> => {
     say()
     say(requestsTable(rows))
     say()
-    say('req/rec counts every request attempt the SDK sent (retries included) in the timed batch only, divided by its records. ' +
+    say('req/rec counts every request attempt the client sent (the SDK\'s retries included) in the timed batch only, divided by its records. ' +
       'WCU/RCU are capacity units per record: as DynamoDB Local reported them (`ReturnConsumedCapacity: TOTAL` added to every command), ' +
       'except where marked `*`: refused conditional writes come back without ConsumedCapacity, so those were computed by the documented rule ' +
-      '(at least 1 WCU per KB of the larger of the item sent and the item stored). Reads are strongly consistent: 1 RCU = 1 RRU per 4 KB item. ' +
+      '(at least 1 WCU per KB of the larger of the item sent and the item stored), and so were the statements of a BatchExecuteStatement, ' +
+      'which DynamoDB Local answers without it (each billed as its single-item write, at least 1 WCU per KB). Reads are strongly consistent: 1 RCU = 1 RRU per 4 KB item. ' +
       'failed/batch: records reported in batchItemFailures (SQS retries them). ran/batch: calls of the business function.')
     say()
     say(`On-demand prices used: $${PRICES.writeRequestUnit} per million write request units, $${PRICES.readRequestUnit} per million read request units — ${PRICES.source}.`)
