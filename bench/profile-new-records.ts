@@ -12,7 +12,8 @@ import { writeFile } from 'node:fs/promises'
 import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import { localClientConfig, startDynamoDBLocal } from '../scripts/dynamodb-local.mjs'
-import { createTableFor } from './lib/tables.js'
+import type { DynamoDBAwsLiteClient } from '../src/dynamodb.js'
+import { createTableFor, type Implementation } from './lib/tables.js'
 import { lambdaContext, roundOf } from './lib/events.js'
 import { Profiling, type Row } from './lib/profile.js'
 
@@ -23,7 +24,7 @@ const { values } = parseArgs({
     warm: { type: 'string', default: '20' },
     'count-batches': { type: 'string', default: '20' },
     top: { type: 'string', default: '25' },
-    /** `theirs`: Powertools' handler (handlers/theirs.ts) through the same passes, to compare the areas. */
+    /** `theirs`: Powertools' handler (handlers/theirs.ts) through the same passes, to compare the areas; `ours-lite`: ours on `@aws-lite/client`. */
     impl: { type: 'string', default: 'ours' },
     /** Writes every row of the three passes there, as JSON. */
     json: { type: 'string' }
@@ -37,6 +38,7 @@ const countBatches = Math.min(batches, Number(values['count-batches']))
 const area = (row: Row): string => {
   if (row.file.startsWith('src/')) return 'ours (src/)'
   if (/node_modules\/@(aws-sdk|smithy|aws-crypto)\//.test(row.file)) return 'AWS SDK'
+  if (/node_modules\/(@aws-lite|aws4)\//.test(row.file)) return '@aws-lite/client'
   if (row.file.includes('node_modules/@middy/')) return 'Middy'
   if (row.file.startsWith('bench/')) return 'bench (events, work)'
   if (row.file === '') return /^\((garbage collector|idle|program)\)$/.test(row.name) ? row.name : 'native (I/O, microtasks, hashing, JSON)'
@@ -59,16 +61,28 @@ Date.now = () => {
 }
 const { createOursHandler } = await import('./handlers/ours.js')
 const { createTheirsHandler } = await import('./handlers/theirs.js')
+const { createOursLiteHandler } = await import('./handlers/ours-lite-create.js')
+type Invoke = (event: SQSEvent, context: Context) => Promise<{ batchItemFailures: unknown[] }>
+
+/** The handler profiled, on its own client pointed at DynamoDB Local. */
+const handlerOf = async (impl: Implementation, tableName: string, endpoint: string): Promise<Invoke> => {
+  if (impl === 'ours-lite') {
+    const { default: awsLite } = await import('@aws-lite/client')
+    const client = await awsLite({ region: 'us-east-1', accessKeyId: 'local', secretAccessKey: 'local', endpoint }) as unknown as DynamoDBAwsLiteClient
+    return createOursLiteHandler({ tableName, client }) as unknown as Invoke
+  }
+  const client = new DynamoDBClient(localClientConfig(endpoint))
+  return (impl === 'ours' ? createOursHandler : createTheirsHandler)({ tableName, client }) as unknown as Invoke
+}
 
 const main = async (): Promise<void> => {
   const ddb = await startDynamoDBLocal()
   const profiling = new Profiling(process.cwd())
   try {
     const admin = new DynamoDBClient(localClientConfig(ddb.endpoint))
-    const impl = values.impl === 'theirs' ? 'theirs' : 'ours'
+    const impl: Implementation = values.impl === 'theirs' || values.impl === 'ours-lite' ? values.impl : 'ours'
     const tableName = await createTableFor(admin, impl)
-    const client = new DynamoDBClient(localClientConfig(ddb.endpoint))
-    const invoke = (impl === 'ours' ? createOursHandler : createTheirsHandler)({ tableName, client }) as unknown as (event: SQSEvent, context: Context) => Promise<{ batchItemFailures: unknown[] }>
+    const invoke = await handlerOf(impl, tableName, ddb.endpoint)
     const context = lambdaContext('profile')
     // Records are made before the pass they feed, so that making them is in no profile.
     const events = (count: number): SQSEvent[] => Array.from({ length: count }, () => roundOf('all new', size).timed)
@@ -130,7 +144,6 @@ const main = async (): Promise<void> => {
     ]
     console.log(out.join('\n'))
     if (values.json !== undefined) await writeFile(values.json, JSON.stringify({ impl, records, countedRecords, cpu: cpuRows, calls: callRows, allocations: allocRows }))
-    client.destroy()
     admin.destroy()
   } finally {
     profiling.disconnect()

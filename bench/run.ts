@@ -17,9 +17,10 @@ import { bundleSection, COLD_START, medianOf, SDK_FIRST, SHARED_FIRST } from './
 import { PRICES } from './lib/capacity.js'
 import { WORKLOADS, type Workload } from './lib/events.js'
 import { measureMemory, type MemoryResult } from './lib/memory.js'
-import { fmt, ratio, ratiosTable, rowsTable, summarise, table, type Row } from './lib/report.js'
+import { fmt, ratio, ratiosTable, requestsTable, rowsTable, summarise, table, type Row } from './lib/report.js'
 import { redisReport, redisSection, type RedisResult } from './lib/redis-section.js'
 import { redisTargets } from './lib/redis-report.js'
+import type { Implementation } from './lib/tables.js'
 import { contenders, runRound, type Sample } from './lib/throughput.js'
 import { dynamodbLatencyReport, dynamodbLatencySection, latencyAllNewRatio, type LatencyResult } from './lib/dynamodb-latency.js'
 import { TIMEOUT_NOTE, timeoutInABatch, timeoutTable, type TimeoutRow } from './lib/timeout-batch.js'
@@ -41,6 +42,8 @@ const runs = (section: Section): boolean => only === undefined ? !args.has(`--no
 // Fewer rounds for big batches: a 1,000-record round of every workload is ~16,000 requests.
 const ROUNDS: Record<number, number> = quick ? { 10: 3, 100: 2, 1000: 1 } : { 10: 15, 100: 9, 1000: 3 }
 const SIZES = [10, 100, 1000]
+/** Ours on the AWS SDK and ours on `@aws-lite/client`, each measured against Powertools. */
+const OURS: Implementation[] = ['ours', 'ours-lite']
 const COLD_IMPORTS = quick ? 5 : 15
 const BIG_BATCH = 10_000
 /** The old space of the capped memory runs (MB): V8 then collects where it would otherwise grow. */
@@ -75,7 +78,7 @@ const machine = (): string => {
 
 const throughput = async (endpoint: string, warm: boolean): Promise<Row[]> => {
   const admin = new DynamoDBClient(localClientConfig(endpoint))
-  const both = contenders(endpoint)
+  const both = await contenders(endpoint)
   try {
     // Warm-up (not recorded): JIT of DynamoDB Local and of both implementations, sockets opened.
     for (const workload of WORKLOADS) for (const contender of both) await runRound(admin, contender, workload, 100)
@@ -84,7 +87,7 @@ const throughput = async (endpoint: string, warm: boolean): Promise<Row[]> => {
       for (const workload of WORKLOADS) {
         const samples = new Map<string, Sample[]>(both.map((c) => [c.implementation, []]))
         for (let round = 0; round < (ROUNDS[size] ?? 1); round++) {
-          // Interleaved A/B: ours, theirs, ours, theirs ... so drift in load hits both alike.
+          // Interleaved: ours, ours-lite, theirs, ours ... so drift in load hits all alike.
           for (const contender of both) samples.get(contender.implementation)?.push(await runRound(admin, contender, workload, size, { warm }))
         }
         for (const contender of both) rows.push(summarise(contender.implementation, workload, size, samples.get(contender.implementation) ?? []))
@@ -94,7 +97,7 @@ const throughput = async (endpoint: string, warm: boolean): Promise<Row[]> => {
     return rows
   } finally {
     admin.destroy()
-    for (const contender of both) contender.client.destroy()
+    for (const contender of both) contender.destroy()
   }
 }
 
@@ -117,8 +120,20 @@ const targets = (rows: Row[], bundles: BundleResult[], imports: Map<string, numb
     check('median batch time, all new, batch 100 (ours/theirs)', timeRatio('all new'), 1.0, '')
     check('median batch time, redelivered duplicates, batch 100 (ours/theirs)', timeRatio('all duplicates'), 0.3, '')
     check('median batch time, half and half, batch 100 (ours/theirs)', timeRatio('half and half'), 0.8, '')
+    // Issue 32: grouped writes, and the client without the SDK.
+    const allNew = (impl: Implementation, size: number, pick: (r: Row) => number): number => ratio(pick(find(rows, impl, 'all new', size)), pick(find(rows, 'theirs', 'all new', size)))
+    for (const impl of OURS) {
+      for (const [size, limit] of [[10, 0.25], [100, 0.1]] as const) check(`requests per new record, batch ${size} (${impl}/theirs)`, allNew(impl, size, (r) => r.requestsPerRecord), limit, '')
+      for (const size of [100, 1000]) check(`median batch time, all new, batch ${size} (${impl}/theirs)`, allNew(impl, size, (r) => r.medianMs), 0.6, '')
+      check(`node CPU per batch, all new, batch 100 (${impl}/theirs)`, allNew(impl, 100, (r) => r.cpuMs), 0.5, '')
+    }
   }
-  if (latency !== undefined) check(`median batch time, all new, batch 100, DynamoDB ${DYNAMODB_DELAY_MS} ms away (ours/theirs)`, latencyAllNewRatio(latency), 1.0, '')
+  if (latency !== undefined) {
+    check(`median batch time, all new, batch 100, DynamoDB ${DYNAMODB_DELAY_MS} ms away (ours/theirs)`, latencyAllNewRatio(latency), 1.0, '')
+    for (const impl of OURS) {
+      for (const size of [100, 1000]) check(`median batch time, all new, batch ${size}, DynamoDB ${DYNAMODB_DELAY_MS} ms away (${impl}/theirs)`, latencyAllNewRatio(latency, size, impl), 0.6, '')
+    }
+  }
   const bundle = (impl: string): BundleResult | undefined => bundles.find((b) => b.implementation === impl)
   if (bundles.length > 0) {
     const bytes = (h: string): number => ratio(bundle(h)?.bytes ?? 0, bundle(h.replace('ours', 'theirs'))?.bytes ?? 1)
@@ -130,6 +145,7 @@ const targets = (rows: Row[], bundles: BundleResult[], imports: Map<string, numb
     check(`cold import ${SDK_FIRST}, SQS handler (ours/theirs)`, both(SDK_FIRST), 0.7, '')
     check('cold import beyond the SDK and @middy/core, SQS handler (ours/theirs)', shared('ours'), 0.7, '')
     check('cold import beyond the SDK and @middy/core, HTTP handler (ours/theirs)', shared('ours-http'), 0.7, '')
+    check(`${COLD_START}, SQS handler (ours-lite with @aws-lite/client / theirs with its SDK)`, ratio(medianOf(imports, `ours-lite ${COLD_START}`), medianOf(imports, `theirs ${COLD_START}`)), 0.4, '')
   }
   for (const t of timeouts.filter((x) => x.contender !== 'ours allSettled')) {
     check(`timeout in a batch of 10: finished records re-run (${t.contender}, absolute)`, t.finishedReRun, 0, '')
@@ -208,10 +224,18 @@ const main = async (): Promise<void> => {
     say()
     say(rowsTable(rows))
     say()
-    say('req/rec counts every request attempt the SDK sent (retries included) in the timed batch only, divided by its records. ' +
+    say('ours: the README\'s handler on the AWS SDK; ours-lite: the same on `@aws-lite/client` (its retries, up to 5, are not counted: a call is one request). ' +
+      'Both group the writes made together into BatchExecuteStatement requests of up to 25 statements (`groupWrites`, on by default).')
+    say()
+    say('### Requests per record, side by side')
+    say()
+    say(requestsTable(rows))
+    say()
+    say('req/rec counts every request attempt the client sent (the SDK\'s retries included) in the timed batch only, divided by its records. ' +
       'WCU/RCU are capacity units per record: as DynamoDB Local reported them (`ReturnConsumedCapacity: TOTAL` added to every command), ' +
       'except where marked `*`: refused conditional writes come back without ConsumedCapacity, so those were computed by the documented rule ' +
-      '(at least 1 WCU per KB of the larger of the item sent and the item stored). Reads are strongly consistent: 1 RCU = 1 RRU per 4 KB item. ' +
+      '(at least 1 WCU per KB of the larger of the item sent and the item stored), and so were the statements of a BatchExecuteStatement, ' +
+      'which DynamoDB Local answers without it (each billed as its single-item write, at least 1 WCU per KB). Reads are strongly consistent: 1 RCU = 1 RRU per 4 KB item. ' +
       'failed/batch: records reported in batchItemFailures (SQS retries them). ran/batch: calls of the business function.')
     say()
     say(`On-demand prices used: $${PRICES.writeRequestUnit} per million write request units, $${PRICES.readRequestUnit} per million read request units — ${PRICES.source}.`)

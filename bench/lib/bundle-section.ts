@@ -4,7 +4,7 @@
  * source files the typical handler carries (esbuild's metafile).
  */
 import { median } from './stats.js'
-import { bundleHandler, coldImportMs, fileSpecifier, type BundleResult } from './bundle.js'
+import { bundleHandler, coldImportMs, fileSpecifier, REQUIRE_BANNER, type BundleResult } from './bundle.js'
 import { bundleExamples, examplesTable, packagesLine, sourcesTable, unusedFeatures } from './example-bundles.js'
 import { fmt, ratio, table } from './report.js'
 
@@ -40,8 +40,10 @@ const coldImports = (bundles: BundleResult[], count: number): Map<string, number
   const [ours, theirs] = [sdkImports(typical[0]), sdkImports(typical[1])]
   const both = ours.filter((m) => theirs.includes(m))
   const either = [...new Set([...ours, ...theirs])].sort()
+  const lite = bundles.find((b) => b.implementation === 'ours-lite')
   const subjects: Subject[] = [
     ...typical.map((b): Subject => [`${b.implementation} ${COLD_START}`, fileSpecifier(b.file), []]),
+    ...(lite === undefined ? [] : [[`ours-lite ${COLD_START}`, fileSpecifier(lite.file), []] as Subject]),
     ...typical.map((b): Subject => [`${b.implementation} ${SDK_FIRST}`, fileSpecifier(b.file), both]),
     ...typical.map((b): Subject => [`${b.implementation} ${EITHER_FIRST}`, fileSpecifier(b.file), either]),
     ...bundles.filter((b) => String(b.implementation).endsWith(' (middy external)'))
@@ -64,7 +66,9 @@ export const bundleSection = async (coldImportCount: number, say: (text?: string
   const handlers = ['ours', 'theirs', 'ours-http', 'theirs-http']
   const bundles = [
     ...await Promise.all(handlers.map(async (h) => await bundleHandler(h))),
-    ...await Promise.all(handlers.map(async (h) => await bundleHandler(h, `${h} (middy external)`, ['@middy/core'])))
+    ...await Promise.all(handlers.map(async (h) => await bundleHandler(h, `${h} (middy external)`, ['@middy/core']))),
+    // The README's SQS handler on `@aws-lite/client` (bundled with it: the Lambda runtime does not have it).
+    await bundleHandler('ours-lite', 'ours-lite', [], REQUIRE_BANNER)
   ]
   const imports = coldImports(bundles, coldImportCount)
   const [ours, theirs, oursHttp, theirsHttp] = bundles as [BundleResult, BundleResult, BundleResult, BundleResult]
@@ -93,6 +97,13 @@ export const bundleSection = async (coldImportCount: number, say: (text?: string
     `cold import ${SDK_FIRST} ${fmt(ratio(medianOf(imports, `ours ${SDK_FIRST}`), medianOf(imports, `theirs ${SDK_FIRST}`)), 3)}, ` +
     `cold import ${EITHER_FIRST} ${fmt(ratio(medianOf(imports, `ours ${EITHER_FIRST}`), medianOf(imports, `theirs ${EITHER_FIRST}`)), 3)}, ` +
     `cold import ${SHARED_FIRST} ${fmt(ratio(medianOf(imports, `ours ${SHARED_FIRST}`), medianOf(imports, `theirs ${SHARED_FIRST}`)), 3)}`)
+  say()
+  const lite = bundles.find((b) => b.implementation === 'ours-lite') as BundleResult
+  say(`With \`@aws-lite/client\` (\`bench/handlers/ours-lite.ts\`, the client bundled, made at import), ours-lite / theirs with its SDK: ` +
+    `bytes ${lite.bytes} / ${theirs.bytes} = ${fmt(ratio(lite.bytes, theirs.bytes), 3)}, ` +
+    `**${COLD_START} ${fmt(medianOf(imports, `ours-lite ${COLD_START}`), 1)} / ${fmt(medianOf(imports, `theirs ${COLD_START}`), 1)} ms = ` +
+    `${fmt(ratio(medianOf(imports, `ours-lite ${COLD_START}`), medianOf(imports, `theirs ${COLD_START}`)), 3)}**. ` +
+    `Its run-time imports (metafile): ${lite.externalImports.join(', ')}; an \`@aws-sdk/*\` one there is the store's dynamic import, made only for an SDK client.`)
   say()
   say(`HTTP handler, ours/theirs: bytes ${oursHttp.bytes} / ${theirsHttp.bytes} = ${fmt(ratio(oursHttp.bytes, theirsHttp.bytes), 3)}, ` +
     `cold import ${SHARED_FIRST} ${fmt(ratio(medianOf(imports, `ours-http ${SHARED_FIRST}`), medianOf(imports, `theirs-http ${SHARED_FIRST}`)), 3)}`)

@@ -31,8 +31,15 @@ const outDir = fileURLToPath(new URL('../results/bundles/', import.meta.url))
  * Bundles `bench/handlers/<handler>.ts` as `name`.mjs. `external` adds packages left out of
  * the bundle: `@middy/core`, to time what a handler adds beyond what both implementations share.
  */
-export const bundleHandler = async (handler: Implementation | string, name: string = handler, external: string[] = []): Promise<BundleResult> =>
-  await bundleEntry(name, fileURLToPath(new URL(`../handlers/${handler}.ts`, import.meta.url)), external)
+export const bundleHandler = async (handler: Implementation | string, name: string = handler, external: string[] = [], banner?: string): Promise<BundleResult> =>
+  await bundleEntry(name, fileURLToPath(new URL(`../handlers/${handler}.ts`, import.meta.url)), external, banner)
+
+/**
+ * A `require` for the CommonJS packages of an ESM bundle (`@aws-lite/client` requires Node's
+ * built-ins at run time, which esbuild's ESM output cannot do alone): the banner esbuild's
+ * documentation gives for it. https://esbuild.github.io/api/#banner
+ */
+export const REQUIRE_BANNER = "import{createRequire as __cr}from'node:module';const require=__cr(import.meta.url);"
 
 /** esbuild's options for a Lambda bundle of `entry`, as users deploy one: `@middy/*` bundled, `@aws-sdk/*` and `external` left out. */
 export const lambdaBuildOptions = (entry: string, external: string[] = []) => ({
@@ -50,10 +57,10 @@ export const lambdaBuildOptions = (entry: string, external: string[] = []) => ({
 })
 
 /** Bundles `entry` as `name`.mjs; the metafile says which files ended up in it, and how much of each. */
-export const bundleEntry = async (name: string, entry: string, external: string[] = []): Promise<BundleResult> => {
+export const bundleEntry = async (name: string, entry: string, external: string[] = [], banner?: string): Promise<BundleResult> => {
   mkdirSync(outDir, { recursive: true })
   const file = `${outDir}${name}.mjs`
-  const { metafile } = await build({ ...lambdaBuildOptions(entry, external), metafile: true, outfile: file })
+  const { metafile } = await build({ ...lambdaBuildOptions(entry, external), ...(banner === undefined ? {} : { banner: { js: banner } }), metafile: true, outfile: file })
   const content = readFileSync(file)
   const output = Object.values(metafile.outputs)[0]
   const sources = Object.entries(output?.inputs ?? {}).map(([path, { bytesInOutput }]) => ({ path, bytes: bytesInOutput })).filter((s) => s.bytes > 0)
@@ -73,7 +80,8 @@ export const coldImportMs = (specifier: string, preload: readonly string[] = [])
   const result = spawnSync(process.execPath, ['--input-type=module', '-e', script, specifier], {
     encoding: 'utf8',
     cwd: outDir,
-    env: { ...process.env, NODE_NO_WARNINGS: '1', IDEMPOTENCY_TABLE: 'IdempotencyStore', AWS_REGION: 'us-east-1' }
+    // Lambda sets the region and the role's credentials; `@aws-lite/client` reads them when it is made.
+    env: { ...process.env, NODE_NO_WARNINGS: '1', IDEMPOTENCY_TABLE: 'IdempotencyStore', AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'bench', AWS_SECRET_ACCESS_KEY: 'bench' }
   })
   const ms = Number(result.stdout)
   if (result.status !== 0 || !Number.isFinite(ms)) throw new Error(`cold import of ${specifier} failed: ${result.stderr}`)

@@ -20,7 +20,7 @@
 import { connect, createServer, type Socket } from 'node:net'
 import { performance } from 'node:perf_hooks'
 
-// An SDK client pools up to 50 sockets; the DynamoDB section passes a bound for two of them.
+// An SDK client pools up to 50 sockets; the DynamoDB section passes a bound for its clients.
 const MAX_CONNECTIONS = Number(process.argv[4] ?? 64)
 const MAX_QUEUED_BYTES = 16 * 1024 * 1024
 const MAX_LIFETIME_MS = 30 * 60 * 1000

@@ -1,15 +1,15 @@
 /**
  * The `dynamodb-latency` section of `npm run bench`: the SQS batches of the throughput section,
- * ours (`perRecord` + `DynamoDBStore`) against Powertools (`makeIdempotent` + `BatchProcessor`),
- * with DynamoDB Local behind the delay proxy so that every request waits about 5 ms, as a
- * request to DynamoDB from a Lambda function in the same Region roughly does. On loopback
- * DynamoDB Local answers in about a millisecond, and its own CPU on a small machine hides how
- * many requests each client waits for in a row.
+ * ours (`perRecord` + `DynamoDBStore`, on the SDK and on `@aws-lite/client`) against Powertools
+ * (`makeIdempotent` + `BatchProcessor`), with DynamoDB Local behind the delay proxy so that every
+ * request waits about 5 ms, as a request to DynamoDB from a Lambda function in the same Region
+ * roughly does. On loopback DynamoDB Local answers in about a millisecond, and its own CPU on a
+ * small machine hides how many requests each client waits for in a row.
  *
- * Like with like: Powertools' `processPartialResponse` processes records in parallel by default
- * (`processInParallel: true`: every record started at once), and the SDK's socket pool (50 per
- * client) then bounds the requests in flight; ours' `concurrency` defaults to 50. Both run with
- * their defaults, so both keep at most 50 requests in flight; the table prints what each did.
+ * Each with its defaults: Powertools' `processPartialResponse` starts every record at once
+ * (`processInParallel: true`) and the SDK's socket pool (50 per client) bounds its requests in
+ * flight; ours groups the writes made together into BatchExecuteStatement requests of up to 25
+ * statements. The table prints the requests each kept in flight.
  */
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb'
 import { performance } from 'node:perf_hooks'
@@ -33,7 +33,7 @@ export interface LatencyOptions {
 
 export interface LatencyResult { rows: Row[], directMs: number, proxiedMs: number, options: LatencyOptions }
 
-export const LATENCY_WORKLOADS: Workload[] = ['all new', 'all duplicates']
+export const LATENCY_WORKLOADS: Workload[] = ['all new', 'all duplicates', 'half and half']
 
 /** Median ms of sequential ListTables through `client`: one request's round trip, SDK included. */
 const requestMs = async (client: DynamoDBClient, count = 30): Promise<number> => {
@@ -49,13 +49,15 @@ const requestMs = async (client: DynamoDBClient, count = 30): Promise<number> =>
 export const dynamodbLatencySection = async (options: LatencyOptions): Promise<LatencyResult> => {
   const { endpoint, delayMs, sizes, rounds, progress } = options
   const port = Number(new URL(endpoint).port)
-  // Two clients of up to 50 sockets each, and the probe's.
-  const proxy = await startDelayProxy(port, delayMs, 128)
+  // Three clients of up to 50 sockets each, and the probe's.
+  const proxy = await startDelayProxy(port, delayMs, 192)
   const admin = new DynamoDBClient(localClientConfig(endpoint))
-  const both = contenders(`http://127.0.0.1:${proxy.port}`)
+  const proxied = `http://127.0.0.1:${proxy.port}`
+  const probe = new DynamoDBClient(localClientConfig(proxied))
+  const both = await contenders(proxied)
   try {
     const directMs = await requestMs(admin)
-    const proxiedMs = await requestMs(both[0]?.client as DynamoDBClient)
+    const proxiedMs = await requestMs(probe)
     progress(`dynamodb-latency: one request ${fmt(directMs, 2)} ms direct, ${fmt(proxiedMs, 2)} ms through the proxy`)
     // Warm-up (not recorded): JIT, and each client's socket pool opened through the proxy.
     for (const workload of LATENCY_WORKLOADS) for (const contender of both) await runRound(admin, contender, workload, 100, { warm: options.warm })
@@ -75,7 +77,8 @@ export const dynamodbLatencySection = async (options: LatencyOptions): Promise<L
     return { rows, directMs, proxiedMs, options }
   } finally {
     admin.destroy()
-    for (const contender of both) contender.client.destroy()
+    probe.destroy()
+    for (const contender of both) contender.destroy()
     await proxy.stop()
   }
 }
@@ -90,9 +93,9 @@ export const dynamodbLatencyReport = (result: LatencyResult): string[] => {
     '',
     `DynamoDB Local behind a loopback proxy that holds each request ${options.delayMs} ms (\`BENCH_DYNAMODB_DELAY_MS\`): one request took ` +
     `${fmt(directMs, 2)} ms straight and ${fmt(proxiedMs, 2)} ms through the proxy (median of 30 ListTables, SDK included). ` +
-    'Both with their defaults: Powertools\' `processPartialResponse` starts every record at once (`processInParallel: true`: its max in flight, ' +
-    'counted where the SDK starts a request, is the batch) and the SDK\'s socket pool (50) queues what is beyond 50 on the wire; ours starts at most 50 ' +
-    '(`concurrency`). ' +
+    'All with their defaults: Powertools\' `processPartialResponse` starts every record at once (`processInParallel: true`: its max in flight, ' +
+    'counted where the SDK starts a request, is the batch) and the SDK\'s socket pool (50) queues what is beyond 50 on the wire; ours (the SDK, ' +
+    'and `@aws-lite/client`, whose agent has no socket limit) sends the writes made together as BatchExecuteStatement requests of up to 25 (grouped writes). ' +
     (options.warm
       ? 'Warm handlers: each handler takes an untimed batch of one new record before the timed batch, as a warm function has, so ours\' table check (one DescribeTimeToLive, before a store\'s first claim) is behind it. '
       : 'First batch: the timed batch is each handler\'s first, as after a cold start; ours\' table check (one DescribeTimeToLive, before a store\'s first claim) is in it. ') +
@@ -105,14 +108,17 @@ export const dynamodbLatencyReport = (result: LatencyResult): string[] => {
     '',
     ratiosTable(rows),
     '',
-    table(['batch', ...LATENCY_WORKLOADS.map((w) => `${w}: median ms ours / theirs (ratio)`)], options.sizes.map((size) => [String(size),
-      ...LATENCY_WORKLOADS.map((w) => `${fmt(time('ours', w, size), 1)} / ${fmt(time('theirs', w, size), 1)} (${fmt(ratio(time('ours', w, size), time('theirs', w, size)))})`)])),
+    table(['batch', ...LATENCY_WORKLOADS.map((w) => `${w}: median ms ours / ours-lite / theirs (ratios to theirs)`)], options.sizes.map((size) => [String(size),
+      ...LATENCY_WORKLOADS.map((w) => {
+        const [ours, lite, theirs] = [time('ours', w, size), time('ours-lite', w, size), time('theirs', w, size)]
+        return `${fmt(ours, 1)} / ${fmt(lite, 1)} / ${fmt(theirs, 1)} (${fmt(ratio(ours, theirs))}, ${fmt(ratio(lite, theirs))})`
+      })])),
     ''
   ]
 }
 
-/** The target line: all-new batch time at 100 records, ours / theirs, at this latency. */
-export const latencyAllNewRatio = (result: LatencyResult, size = 100): number => {
-  const time = (impl: string): number => result.rows.find((r) => r.implementation === impl && r.workload === 'all new' && r.size === size)?.medianMs ?? Number.NaN
-  return ratio(time('ours'), time('theirs'))
+/** The target line: all-new batch time at `size` records, `impl` (ours unless given) / theirs, at this latency. */
+export const latencyAllNewRatio = (result: LatencyResult, size = 100, impl = 'ours'): number => {
+  const time = (name: string): number => result.rows.find((r) => r.implementation === name && r.workload === 'all new' && r.size === size)?.medianMs ?? Number.NaN
+  return ratio(time(impl), time('theirs'))
 }

@@ -5,7 +5,7 @@
  * knowing anything about them.
  */
 import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb'
-import { capacityOfFailedWrite } from './capacity.js'
+import { capacityOfFailedWrite, capacityOfStatements } from './capacity.js'
 
 export interface Meter {
   /** Request attempts, by operation (PutItem, UpdateItem, BatchGetItem ...). */
@@ -25,7 +25,7 @@ export interface Meter {
   unreportedOps: Record<string, number>
 }
 
-const READS = new Set(['GetItem', 'BatchGetItem', 'Query', 'Scan'])
+export const READS = new Set(['GetItem', 'BatchGetItem', 'Query', 'Scan'])
 
 export const newMeter = (): Meter => ({ attempts: {}, inFlight: 0, maxInFlight: 0, reported: { read: 0, write: 0 }, computed: { read: 0, write: 0 }, computedOps: {}, unreportedOps: {} })
 
@@ -33,12 +33,23 @@ export const resetMeter = (meter: Meter): void => { Object.assign(meter, newMete
 
 export const totalAttempts = (meter: Meter): number => Object.values(meter.attempts).reduce((a, b) => a + b, 0)
 
-type Consumed = { CapacityUnits?: number } | Array<{ CapacityUnits?: number }> | undefined
+export type Consumed = { CapacityUnits?: number } | Array<{ CapacityUnits?: number }> | undefined
 
-const unitsOf = (consumed: Consumed): number | undefined => {
+export const unitsOf = (consumed: Consumed): number | undefined => {
   if (consumed === undefined) return undefined
   const list = Array.isArray(consumed) ? consumed : [consumed]
   return list.reduce((sum, c) => sum + (c.CapacityUnits ?? 0), 0)
+}
+
+/**
+ * A BatchExecuteStatement answered without capacity (DynamoDB Local's way): its write units
+ * computed by rule, one statement at a time. True when it was one.
+ */
+export const unreportedStatements = (meter: Meter, operation: string, units: number | undefined, statements: unknown): boolean => {
+  if (operation !== 'BatchExecuteStatement' || (units ?? 0) > 0) return false
+  meter.computed.write += capacityOfStatements(statements as Parameters<typeof capacityOfStatements>[0])
+  meter.computedOps[operation] = (meter.computedOps[operation] ?? 0) + 1
+  return true
 }
 
 /** Instruments `client` and returns the meter it writes to. */
@@ -55,7 +66,7 @@ export const instrument = (client: DynamoDBClient): Meter => {
     try {
       const result = await next(args)
       const units = unitsOf((result.output as { ConsumedCapacity?: Consumed }).ConsumedCapacity)
-      if (units !== undefined) meter.reported[bucket] += units
+      if (!unreportedStatements(meter, operation, units, input.Statements) && units !== undefined) meter.reported[bucket] += units
       return result
     } catch (error) {
       // A refused conditional write still consumes write capacity, but the exception

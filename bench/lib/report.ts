@@ -78,13 +78,26 @@ export const rowsTable = (rows: Row[]): string => table(
 
 export const ratio = (ours: number, theirs: number): number => theirs === 0 ? (ours === 0 ? 1 : Number.POSITIVE_INFINITY) : ours / theirs
 
+/** Each of ours (SDK, aws-lite) against Powertools, workload by workload. */
 export const ratiosTable = (rows: Row[]): string => {
-  const pairs = rows.filter((r) => r.implementation === 'ours').map((o) => [o, rows.find((t) => t.implementation === 'theirs' && t.workload === o.workload && t.size === o.size) as Row] as const)
+  const pairs = rows.filter((r) => r.implementation !== 'theirs').map((o) => [o, rows.find((t) => t.implementation === 'theirs' && t.workload === o.workload && t.size === o.size) as Row] as const)
   return table(
-    ['workload', 'batch', 'median', 'p95', 'node CPU', 'requests', 'capacity units', 'cost'],
+    ['impl / theirs', 'workload', 'batch', 'median', 'p95', 'node CPU', 'requests', 'capacity units', 'cost'],
     pairs.map(([o, t]) => [
-      o.workload, String(o.size), fmt(ratio(o.medianMs, t.medianMs)), fmt(ratio(o.p95Ms, t.p95Ms)), fmt(ratio(o.cpuMs, t.cpuMs)), fmt(ratio(o.requestsPerRecord, t.requestsPerRecord), 3),
+      o.implementation, o.workload, String(o.size), fmt(ratio(o.medianMs, t.medianMs)), fmt(ratio(o.p95Ms, t.p95Ms)), fmt(ratio(o.cpuMs, t.cpuMs)), fmt(ratio(o.requestsPerRecord, t.requestsPerRecord), 3),
       fmt(ratio(o.writeUnitsPerRecord + o.readUnitsPerRecord, t.writeUnitsPerRecord + t.readUnitsPerRecord), 3), fmt(ratio(o.costPerMillion, t.costPerMillion), 3)
+    ])
+  )
+}
+
+/** Requests per record of each contender side by side, and ours (SDK) / theirs. */
+export const requestsTable = (rows: Row[]): string => {
+  const of = (impl: Implementation, r: Row): Row | undefined => rows.find((x) => x.implementation === impl && x.workload === r.workload && x.size === r.size)
+  return table(
+    ['workload', 'batch', 'ours', 'ours-lite', 'theirs', 'ours / theirs', 'ours: requests per record'],
+    rows.filter((r) => r.implementation === 'ours').map((r) => [
+      r.workload, String(r.size), fmt(r.requestsPerRecord, 3), fmt(of('ours-lite', r)?.requestsPerRecord ?? Number.NaN, 3),
+      fmt(of('theirs', r)?.requestsPerRecord ?? Number.NaN, 3), fmt(ratio(r.requestsPerRecord, of('theirs', r)?.requestsPerRecord ?? Number.NaN), 3), r.breakdown
     ])
   )
 }

@@ -5,13 +5,14 @@
 import { CreateTableCommand, DeleteTableCommand, type DynamoDBClient, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb'
 import { createIdempotencyTable } from '../../scripts/dynamodb-local.mjs'
 
-export type Implementation = 'ours' | 'theirs'
+/** ours on the AWS SDK, ours on `@aws-lite/client`, Powertools. */
+export type Implementation = 'ours' | 'ours-lite' | 'theirs'
 
 let tables = 0
 
 export const createTableFor = async (admin: DynamoDBClient, implementation: Implementation): Promise<string> => {
   const tableName = `bench-${implementation}-${process.pid}-${++tables}`
-  if (implementation === 'ours') {
+  if (implementation !== 'theirs') {
     await createIdempotencyTable(admin, tableName)
   } else {
     // Powertools' default schema: partition key `id` (S), TTL on `expiration`.

@@ -1,16 +1,20 @@
 /**
  * The side-by-side batch benchmark: for each batch size and workload, rounds alternate
- * ours, theirs, ours, theirs ... against the same DynamoDB Local, each round on fresh
+ * ours, ours-lite, theirs, ours, ours-lite, theirs ... against the same DynamoDB Local, each round on fresh
  * tables. Setup deliveries (the originals of a redelivery) are neither timed nor counted.
  */
+import awsLite from '@aws-lite/client'
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import type { Context, SQSEvent } from 'aws-lambda'
 import { performance } from 'node:perf_hooks'
 import { localClientConfig } from '../../scripts/dynamodb-local.mjs'
+import type { DynamoDBAwsLiteClient } from '../../src/dynamodb.js'
+import { createOursLiteHandler } from '../handlers/ours-lite-create.js'
 import { createOursHandler } from '../handlers/ours.js'
 import { createTheirsHandler } from '../handlers/theirs.js'
 import { workCounter } from '../handlers/work.js'
 import { lambdaContext, roundOf, type Workload } from './events.js'
+import { instrumentAwsLite } from './instrument-aws-lite.js'
 import { instrument, resetMeter, totalAttempts, type Meter } from './instrument.js'
 import { createTableFor, dropTable, type Implementation } from './tables.js'
 
@@ -36,19 +40,33 @@ export interface Sample {
 
 export interface Contender {
   implementation: Implementation
-  client: DynamoDBClient
   meter: Meter
   create: (tableName: string, keyOnBody: boolean) => Invoke
+  /** Closes the client's sockets. */
+  destroy: () => void
 }
 
-export const contenders = (endpoint: string): Contender[] => {
-  const make = (implementation: Implementation, create: Contender['create'], client: DynamoDBClient): Contender =>
-    ({ implementation, client, meter: instrument(client), create })
-  const oursClient = new DynamoDBClient(localClientConfig(endpoint))
-  const theirsClient = new DynamoDBClient(localClientConfig(endpoint))
+/** An `@aws-lite/client` for `endpoint` (DynamoDB Local takes any credentials), with its defaults otherwise. */
+const awsLiteClient = async (endpoint: string): Promise<DynamoDBAwsLiteClient> =>
+  await awsLite({ region: 'us-east-1', accessKeyId: 'local', secretAccessKey: 'local', endpoint }) as unknown as DynamoDBAwsLiteClient
+
+/** Ours on the SDK, ours on `@aws-lite/client`, Powertools: each with a client of its own, instrumented. */
+export const contenders = async (endpoint: string): Promise<Contender[]> => {
+  const sdk = (implementation: Implementation, create: (client: DynamoDBClient, tableName: string, keyOnBody: boolean) => Invoke): Contender => {
+    const client = new DynamoDBClient(localClientConfig(endpoint))
+    return { implementation, meter: instrument(client), create: (tableName, keyOnBody) => create(client, tableName, keyOnBody), destroy: () => { client.destroy() } }
+  }
+  const lite = instrumentAwsLite(await awsLiteClient(endpoint))
   return [
-    make('ours', (tableName, keyOnBody) => createOursHandler({ tableName, client: oursClient, keyOnBody }) as unknown as Invoke, oursClient),
-    make('theirs', (tableName, keyOnBody) => createTheirsHandler({ tableName, client: theirsClient, keyOnBody }) as Invoke, theirsClient)
+    sdk('ours', (client, tableName, keyOnBody) => createOursHandler({ tableName, client, keyOnBody }) as unknown as Invoke),
+    {
+      implementation: 'ours-lite',
+      meter: lite.meter,
+      create: (tableName, keyOnBody) => createOursLiteHandler({ tableName, client: lite.client, keyOnBody }) as unknown as Invoke,
+      // Its keep-alive sockets close with the server (DynamoDB Local or the proxy) at the end of the section.
+      destroy: () => {}
+    },
+    sdk('theirs', (client, tableName, keyOnBody) => createTheirsHandler({ tableName, client, keyOnBody }) as Invoke)
   ]
 }
 
