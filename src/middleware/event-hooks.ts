@@ -5,7 +5,7 @@ import type { Selection } from '../keys/prepare.js'
 import type { IdempotencyContext, ProblemDetails } from '../types.js'
 import { fulfilled, rejected } from '../unit/outcome.js'
 import { queueTransact } from '../unit/transact-queue.js'
-import { admitWholeEvent, settleWholeEvent, type RunningEvent } from '../unit/whole-event.js'
+import { wholeEventLifecycle, type Admission, type RunningEvent } from '../unit/whole-event.js'
 import { originalError, timedOut, watchErrors } from './timeout.js'
 import type { MiddyRequest } from '../types.js'
 import type { Hooks } from './idempotency.js'
@@ -29,6 +29,7 @@ export interface WholeEventOptions {
  * the context, Middy's timeout) stays here.
  */
 export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection, options: WholeEventOptions): Hooks => {
+  const lifecycle = wholeEventLifecycle(config, selection, 'event', options.timeoutMarginMs)
   const claims = new WeakMap<MiddyRequest, RunningEvent>()
   const replayed = new WeakSet<MiddyRequest>()
   /** HTTP requests we refused in `before`, and what their client is told (see `onError`). */
@@ -66,16 +67,18 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
     if (options.runsUnprotected?.(request.event) === true) return undefined
     watchErrors(request)
     const lease = leaseFor(request.context, config.now)
-    const { timeoutMarginMs } = options
-    const admission = await admitWholeEvent(config, selection, { input: request.event, context: request.context, label: 'event', lease, timeoutMarginMs })
-    if (admission.kind === 'refused') throw refusal(request, admission.error, lease)
+    let admission: Admission
+    try {
+      admission = await lifecycle.admit(request.event, request.context, lease)
+    } catch (error) {
+      throw refusal(request, error, lease)
+    }
     if (admission.kind === 'run') {
-      const running = admission.event
-      const { key } = running.unit
-      claims.set(request, running)
+      const { key } = admission.unit
+      claims.set(request, admission)
       // docs/architecture.md: transact: the handler queues its DynamoDB writes here; they commit with the completion.
       if (typeof request.context === 'object' && request.context !== null) {
-        const idempotency: IdempotencyContext = { key, transact: queueTransact(config, key, running.writes, () => !running.settled) }
+        const idempotency: IdempotencyContext = { key, transact: queueTransact(config, key, admission.writes, () => !admission.settled) }
         Object.assign(request.context, { idempotency })
       }
       return undefined
@@ -90,7 +93,7 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
 
   /** The lifecycle's one settlement; the clock or Middy's timeout says whether a failure came at the deadline. */
   const settle = async (request: MiddyRequest, running: RunningEvent, result: PromiseSettledResult<unknown>): Promise<PromiseSettledResult<unknown>> =>
-    await settleWholeEvent(running, result, () => timedOut(request, options.timeoutMarginMs))
+    await lifecycle.settle(running, result, () => timedOut(request, options.timeoutMarginMs))
 
   const after = async (request: MiddyRequest): Promise<void> => {
     if (replayed.has(request)) {

@@ -6,7 +6,7 @@ import { lifecycleConfig } from '../options.js'
 import { durableExecutionOf } from '../unit/durable.js'
 import { deadlineWithin, leaseFor, remainingMs, type Lease } from '../unit/lease.js'
 import { fulfilled, rejected } from '../unit/outcome.js'
-import { admitWholeEvent, settleWholeEvent } from '../unit/whole-event.js'
+import { wholeEventLifecycle } from '../unit/whole-event.js'
 import { checkOptions, type MakeIdempotentOptions } from './options.js'
 
 export type { MakeIdempotentOptions }
@@ -58,6 +58,7 @@ export const makeIdempotent = <TArgs extends unknown[], TResult>(
   // Without a Lambda context and without `leaseSeconds`: the longest a Lambda function runs.
   const leaseMs = (options.leaseSeconds ?? LAMBDA_MAX_TIMEOUT_SECONDS) * 1000
   const label = `${fn.name === '' ? 'function' : fn.name} call`
+  const lifecycle = wholeEventLifecycle(config, selection, label, timeoutMarginMs)
 
   // A function, not an arrow: wrapped as a method (`obj.charge = makeIdempotent(...)`), `fn` is called
   // with the object the wrapper was called on, as it would have been unwrapped.
@@ -73,8 +74,7 @@ export const makeIdempotent = <TArgs extends unknown[], TResult>(
       : { nowMs, until: nowMs + Math.max(0, Math.min(leaseMs, remaining ?? Infinity)) }
     // As in the middleware, the unit's context is the Lambda context (whatever it says of the
     // invocation scopes the key alike, and bounds the store calls by its deadline).
-    const admission = await admitWholeEvent(config, selection, { input: args, context, label, lease, timeoutMarginMs })
-    if (admission.kind === 'refused') throw admission.error
+    const admission = await lifecycle.admit(args, context, lease)
     if (admission.kind === 'replay') return admission.response as Awaited<TResult>
     let result: PromiseSettledResult<unknown>
     try {
@@ -82,7 +82,7 @@ export const makeIdempotent = <TArgs extends unknown[], TResult>(
     } catch (error) {
       result = rejected(error)
     }
-    const settled = await settleWholeEvent(admission.event, result, () => deadlineWithin(context, timeoutMarginMs))
+    const settled = await lifecycle.settle(admission, result, () => deadlineWithin(context, timeoutMarginMs))
     if (settled.status === 'rejected') throw settled.reason
     return settled.value as Awaited<TResult>
   }
