@@ -92,7 +92,8 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
   }
 
   /** The lifecycle's one settlement; the clock or Middy's timeout says whether a failure came at the deadline. */
-  const settle = async (request: MiddyRequest, running: RunningEvent, result: PromiseSettledResult<unknown>): Promise<PromiseSettledResult<unknown>> =>
+  const settle = async (request: MiddyRequest, running: RunningEvent,
+    result: PromiseSettledResult<unknown>): Promise<PromiseSettledResult<unknown>> =>
     await lifecycle.settle(running, result, () => timedOut(request, options.timeoutMarginMs))
 
   const after = async (request: MiddyRequest): Promise<void> => {

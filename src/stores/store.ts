@@ -14,7 +14,8 @@ export type RecordStatus = 'IN_PROGRESS' | 'COMPLETED' | 'FAILED'
 export const RECORD_STATUSES: readonly RecordStatus[] = ['IN_PROGRESS', 'COMPLETED', 'FAILED']
 
 /** Whether `value` is one of {@link RECORD_STATUSES}. */
-export const isRecordStatus = (value: unknown): value is RecordStatus => (RECORD_STATUSES as readonly unknown[]).includes(value)
+export const isRecordStatus = (value: unknown): value is RecordStatus =>
+  (RECORD_STATUSES as readonly unknown[]).includes(value)
 
 /**
  * One stored idempotency record, in the store-neutral shape every store reads and writes.

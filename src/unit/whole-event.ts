@@ -19,7 +19,7 @@ export interface RunningEvent {
   kind: 'run'
   unit: Unit
   leaseToken: string
-  /** Settled: its `transact` takes no more writes, and a hook that comes after another (`onError` after `after`) does nothing. */
+  /** Settled: its `transact` takes no more writes; a later hook (`onError` after `after`) does nothing. */
   settled: boolean
   /** The `transact` writes its work queued; they commit with its completion. */
   writes: unknown[]
@@ -27,6 +27,9 @@ export interface RunningEvent {
   /** The lifecycle, its store calls bounded by this invocation's deadline. */
   config: LifecycleConfig
 }
+
+/** How the work ended, or how its settlement did. */
+type Settled = PromiseSettledResult<unknown>
 
 /** What the claim made of a whole event: run it, or replay its stored response (already reported). */
 export type Admission = RunningEvent | { kind: 'replay', key: string, response: unknown }
@@ -49,14 +52,16 @@ export interface WholeEventLifecycle {
    * Answers the result the caller gives back (a fulfilled work whose completion failed is a
    * rejection). Called once per event: the caller checks `settled` first.
    */
-  settle: (event: RunningEvent, result: PromiseSettledResult<unknown>, timedOut: () => boolean) => Promise<PromiseSettledResult<unknown>>
+  settle: (event: RunningEvent, result: Settled, timedOut: () => boolean) => Promise<Settled>
 }
 
 /**
  * The lifecycle of the whole events of one caller. `label` names the event in errors (`event`,
  * `charge call`); `timeoutMarginMs`: store calls end this long before the invocation's deadline.
  */
-export const wholeEventLifecycle = (config: LifecycleConfig, selection: Selection, label: string, timeoutMarginMs: number): WholeEventLifecycle => ({
+export const wholeEventLifecycle = (
+  config: LifecycleConfig, selection: Selection, label: string, timeoutMarginMs: number
+): WholeEventLifecycle => ({
   admit: async (input, context, lease) => {
     const since = (): number => config.now() - lease.nowMs
     let unit: Unit
@@ -78,14 +83,16 @@ export const wholeEventLifecycle = (config: LifecycleConfig, selection: Selectio
       reportOutcome(config, { kind: 'replayed', key, durationMs: since() })
       return { kind: 'replay', key, response: decision.response }
     }
-    return { kind: 'run', unit, leaseToken: decision.leaseToken, settled: false, writes: [], startedMs: config.now(), config: bounded }
+    const { leaseToken } = decision
+    return { kind: 'run', unit, leaseToken, settled: false, writes: [], startedMs: config.now(), config: bounded }
   },
 
   settle: async (event, result, timedOut) => {
     event.settled = true
     const nearDeadline = result.status === 'rejected' && timedOut()
     const { unit } = event
-    const settled = await settleUnit(event.config, unit, event, result, { writes: event.writes, timedOut: nearDeadline })
+    const how = { writes: event.writes, timedOut: nearDeadline }
+    const settled = await settleUnit(event.config, unit, event, result, how)
     reportOutcome(config, {
       kind: settled.kind, key: unit.key, durationMs: config.now() - event.startedMs,
       ...(settled.onFailure === undefined ? {} : { onFailure: settled.onFailure }),

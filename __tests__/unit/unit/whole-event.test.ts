@@ -12,8 +12,10 @@ const setUp = (onFailure: 'delete' | 'fail' = 'delete') => {
   let nowMs = 1_000_000
   const outcomes: OutcomeReport[] = []
   const store = new MemoryStore()
-  const resolved = resolveOptions({ store, onFailure, logger: false, now: () => nowMs, onOutcome: (o) => { outcomes.push(o) } })
-  const selection = { namespace: 'test', key: compileSelector('id', 'key'), keyName: 'key path "id"', payload: compileSelector('amount', 'payload') }
+  const onOutcome = (outcome: OutcomeReport): void => { outcomes.push(outcome) }
+  const resolved = resolveOptions({ store, onFailure, logger: false, now: () => nowMs, onOutcome })
+  const key = compileSelector('id', 'key')
+  const selection = { namespace: 'test', key, keyName: 'key path "id"', payload: compileSelector('amount', 'payload') }
   const lifecycle = wholeEventLifecycle(lifecycleConfig(resolved), selection, 'event', 1000)
   const lease = () => ({ nowMs, until: nowMs + 60_000 })
   const tick = (ms: number): void => { nowMs += ms }
@@ -21,7 +23,8 @@ const setUp = (onFailure: 'delete' | 'fail' = 'delete') => {
 }
 
 /** The status of the record under `key`, or undefined when there is none. */
-const statusOf = (store: MemoryStore, key: string): string | undefined => store.records().find((r) => r.key === key)?.status
+const statusOf = (store: MemoryStore, key: string): string | undefined =>
+  store.records().find((record) => record.key === key)?.status
 
 const running = (admission: Admission): RunningEvent => {
   if (admission.kind !== 'run') throw new Error(`expected to run, got ${admission.kind}`)
@@ -36,14 +39,15 @@ describe('the whole-event lifecycle', () => {
     expect(await lifecycle.settle(event, fulfilled({ paid: 5 }), () => false)).toEqual(fulfilled({ paid: 5 }))
     expect(event.settled).toBe(true)
     expect(statusOf(store, event.unit.key)).toBe('COMPLETED')
-    expect(await lifecycle.admit({ id: 'a', amount: 5 }, undefined, lease())).toEqual({ kind: 'replay', key: event.unit.key, response: { paid: 5 } })
+    const replay = await lifecycle.admit({ id: 'a', amount: 5 }, undefined, lease())
+    expect(replay).toEqual({ kind: 'replay', key: event.unit.key, response: { paid: 5 } })
     expect(outcomes).toEqual([
       { kind: 'completed', key: event.unit.key, durationMs: 30 },
       { kind: 'replayed', key: event.unit.key, durationMs: 0 }
     ])
   })
 
-  it('refuses an event without a key by rejecting with the key error, reported as no-key, and claims nothing', async () => {
+  it('refuses an event without a key: rejects with the key error, reported as no-key, claims nothing', async () => {
     const { store, outcomes, lifecycle, lease } = setUp()
     await expect(lifecycle.admit({ amount: 5 }, undefined, lease())).rejects.toThrow(IdempotencyKeyError)
     expect(outcomes).toEqual([{ kind: 'no-key', durationMs: 0, error: expect.any(IdempotencyKeyError) }])
@@ -53,8 +57,10 @@ describe('the whole-event lifecycle', () => {
   it('refuses a second event while the first holds the key, reported as in-progress', async () => {
     const { outcomes, lifecycle, lease } = setUp()
     const first = running(await lifecycle.admit({ id: 'a', amount: 5 }, undefined, lease()))
-    await expect(lifecycle.admit({ id: 'a', amount: 5 }, undefined, lease())).rejects.toThrow(IdempotencyInProgressError)
-    expect(outcomes).toEqual([{ kind: 'in-progress', key: first.unit.key, durationMs: 0, error: expect.any(IdempotencyInProgressError) }])
+    const second = lifecycle.admit({ id: 'a', amount: 5 }, undefined, lease())
+    await expect(second).rejects.toThrow(IdempotencyInProgressError)
+    const error = expect.any(IdempotencyInProgressError)
+    expect(outcomes).toEqual([{ kind: 'in-progress', key: first.unit.key, durationMs: 0, error }])
   })
 
   it('applies onFailure to a failure away from the deadline: deleted, the next event runs', async () => {
