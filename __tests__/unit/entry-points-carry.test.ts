@@ -33,4 +33,11 @@ describe('what each entry point carries', () => {
     const inputs = await inputsOf('./src/index.ts')
     expect(inputs).toEqual(expect.arrayContaining(['src/middleware/batch-hooks.ts', 'src/middleware/event-hooks.ts', 'src/http/request.ts']))
   })
+
+  it('the whole-event lifecycle goes with whole events: in /event and the root, not in /batch', async () => {
+    const [batch, event, root] = await Promise.all(['./src/batch.ts', './src/event.ts', './src/index.ts'].map(inputsOf))
+    expect(batch).not.toContain('src/unit/whole-event.ts')
+    expect(event).toContain('src/unit/whole-event.ts')
+    expect(root).toContain('src/unit/whole-event.ts')
+  })
 })

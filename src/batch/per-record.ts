@@ -9,12 +9,11 @@ import { batchFor } from './handover.js'
 import { schedule } from './schedule.js'
 import { fulfilled, rejected } from '../unit/outcome.js'
 import { queueTransact } from '../unit/transact-queue.js'
+import { defaults } from '../defaults.js'
 import { refuseUnknownOptions } from '../unknown-options.js'
 import { sourceOf } from '../sources/index.js'
 import { listOf, recordsOf, reportOf } from '../sources/source.js'
 import type { BatchEvent, PerRecordHandler, PerRecordOptions, RecordOf, RecordTools } from '../types.js'
-
-const DEFAULT_CONCURRENCY = 50
 
 /**
  * The batch handler that runs `fn` once per record and settles each record the moment its
@@ -70,7 +69,7 @@ export function perRecord<TRecord, TResult> (
     if (batch !== undefined && batch.run.length === records.length) {
       return await runBatch(batch, records as TRecord[], fn, { context, signal, concurrency: concurrency ?? batch.limits.recordConcurrency }) as Array<PromiseSettledResult<TResult>>
     }
-    return await runPlain(event, records as TRecord[], fn, { context, signal, concurrency: concurrency ?? DEFAULT_CONCURRENCY })
+    return await runPlain(event, records as TRecord[], fn, { context, signal, concurrency: concurrency ?? defaults.concurrency })
   }
 }
 

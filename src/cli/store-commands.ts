@@ -1,5 +1,4 @@
-import { STATUSES } from '../stores/operator/table.js'
-import type { RecordStatus } from '../stores/store.js'
+import { isRecordStatus, RECORD_STATUSES, type RecordStatus } from '../stores/store.js'
 import { openBackend, TABLE_FLAGS, UsageError, type Backend, type StoreFlags } from './backend.js'
 import { timeoutMs as timeoutMsOf } from './deadline.js'
 import { confirmText, createTableText, inspectText, listText, refusalText, releaseText } from './format.js'
@@ -26,7 +25,7 @@ interface Asked { key: string, status: RecordStatus | undefined, force: boolean,
 /** Runs a command on a store: its flags checked first, then the store opened for it alone. */
 export const storeCommand = async (name: StoreCommand, values: Values, positionals: string[], io: Io): Promise<number> => {
   const status = values.status as string | undefined
-  if (status !== undefined && !STATUSES.includes(status as RecordStatus)) throw new UsageError(`--status is one of ${STATUSES.join(', ')}, not ${JSON.stringify(status)}`)
+  if (status !== undefined && !isRecordStatus(status)) throw new UsageError(`--status is one of ${RECORD_STATUSES.join(', ')}, not ${JSON.stringify(status)}`)
   const wanted = name === 'inspect' || name === 'release' ? 1 : 0
   if (positionals.length !== wanted) throw new UsageError(wanted === 0 ? `takes no KEY (got ${positionals.join(' ')})` : 'takes one KEY: the stored key, namespace#sha256 (see the key command)')
   const asked: Asked = {

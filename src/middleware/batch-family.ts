@@ -4,7 +4,7 @@ import { batchAdapter } from './batch-hooks.js'
 import { HandlerKind } from './handler-kind.js'
 import type { MiddyRequest } from '../types.js'
 import type { Hooks } from './idempotency.js'
-import { defaults } from './options.js'
+import { defaults } from '../defaults.js'
 import type { Setup } from './setup.js'
 
 /**

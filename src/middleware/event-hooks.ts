@@ -1,23 +1,17 @@
 import { HttpServerErrorResponse, IdempotencyInProgressError, IdempotencyStoreError } from '../errors.js'
-import { claim } from '../unit/claim.js'
-import type { LifecycleConfig, Unit } from '../unit/config.js'
-import { storeDeadline, withDeadline } from '../unit/deadline.js'
+import type { LifecycleConfig } from '../unit/config.js'
 import { leaseFor, type Lease } from '../unit/lease.js'
-import { prepareUnit, type Selection } from '../keys/prepare.js'
-import { kindOfRefusal, reportOutcome } from '../observe/report.js'
-import type { IdempotencyContext, OutcomeReport, ProblemDetails } from '../types.js'
+import type { Selection } from '../keys/prepare.js'
+import type { IdempotencyContext, ProblemDetails } from '../types.js'
 import { fulfilled, rejected } from '../unit/outcome.js'
-import { settleUnit } from '../unit/settle.js'
 import { queueTransact } from '../unit/transact-queue.js'
+import { wholeEventLifecycle, type Admission, type RunningEvent } from '../unit/whole-event.js'
 import { originalError, timedOut, watchErrors } from './timeout.js'
 import type { MiddyRequest } from '../types.js'
 import type { Hooks } from './idempotency.js'
 import { isHttpEvent } from '../http/request.js'
 import { isErrorResponse, markReplayed } from '../http/response.js'
 import { problemOf, problemResponse, retryAfterSeconds } from '../http/problem.js'
-
-/** A claimed event: its hold, whether it is settled, its queued `transact` writes, when its work started, its store calls' bound. */
-interface Claimed { unit: Unit, leaseToken: string, settled: boolean, writes: unknown[], startedMs: number, config: LifecycleConfig }
 
 /** What whole-event mode is told besides the lifecycle: see the options of the same names. */
 export interface WholeEventOptions {
@@ -29,10 +23,14 @@ export interface WholeEventOptions {
 
 /**
  * Whole-event mode (docs/architecture.md: whole events and HTTP): direct invoke, API Gateway, EventBridge... one event,
- * one unit of work. A duplicate returns the stored response without running the handler.
+ * one unit of work. A duplicate returns the stored response without running the handler. The Middy
+ * hooks of the whole-event lifecycle (`unit/whole-event.ts`): `before` admits the event, `after`
+ * and `onError` settle it; what is Middy's or HTTP's (problem answers, replays marked, `transact` on
+ * the context, Middy's timeout) stays here.
  */
 export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection, options: WholeEventOptions): Hooks => {
-  const claims = new WeakMap<MiddyRequest, Claimed>()
+  const lifecycle = wholeEventLifecycle(config, selection, 'event', options.timeoutMarginMs)
+  const claims = new WeakMap<MiddyRequest, RunningEvent>()
   const replayed = new WeakSet<MiddyRequest>()
   /** HTTP requests we refused in `before`, and what their client is told (see `onError`). */
   const refused = new WeakMap<MiddyRequest, { problem: ProblemDetails, headers: Record<string, string> }>()
@@ -59,8 +57,6 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
     return { 'Retry-After': String(retryAfterSeconds(untilMs + config.clockSkewMs, nowMs)) }
   }
 
-  const report = (outcome: OutcomeReport): void => { reportOutcome(config, outcome) }
-
   /** The stored response as this request gets it: marked as a replay for HTTP, then the user's hook. */
   const replayOf = async (request: MiddyRequest, key: string, stored: unknown): Promise<unknown> => {
     const response = isHttpEvent(request.event) ? markReplayed(stored) : stored
@@ -71,33 +67,23 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
     if (options.runsUnprotected?.(request.event) === true) return undefined
     watchErrors(request)
     const lease = leaseFor(request.context, config.now)
-    const since = (): number => config.now() - lease.nowMs
-    let unit: Unit
+    let admission: Admission
     try {
-      unit = prepareUnit(selection, request.event, request.context, 1, 'event')
+      admission = await lifecycle.admit(request.event, request.context, lease)
     } catch (error) {
-      report({ kind: 'no-key', durationMs: since(), error })
-      throw refusal(request, error)
+      throw refusal(request, error, lease)
     }
-    // This event's store calls, bounded by its own deadline (docs/architecture.md: a store that hangs).
-    const bounded = withDeadline(config, storeDeadline(request.context, options.timeoutMarginMs))
-    const outcome = await claim(bounded, unit, lease)
-    if (outcome.kind === 'rejected') {
-      report({ kind: kindOfRefusal(outcome.error), key: unit.key, durationMs: since(), error: outcome.error })
-      throw refusal(request, outcome.error, lease)
-    }
-    if (outcome.kind === 'run') {
-      const claimed: Claimed = { unit, leaseToken: outcome.leaseToken, settled: false, writes: [], startedMs: config.now(), config: bounded }
-      claims.set(request, claimed)
+    if (admission.kind === 'run') {
+      const { key } = admission.unit
+      claims.set(request, admission)
       // docs/architecture.md: transact: the handler queues its DynamoDB writes here; they commit with the completion.
       if (typeof request.context === 'object' && request.context !== null) {
-        const idempotency: IdempotencyContext = { key: unit.key, transact: queueTransact(config, unit.key, claimed.writes, () => !claimed.settled) }
+        const idempotency: IdempotencyContext = { key, transact: queueTransact(config, key, admission.writes, () => !admission.settled) }
         Object.assign(request.context, { idempotency })
       }
       return undefined
     }
-    report({ kind: 'replayed', key: unit.key, durationMs: since() })
-    const response = await replayOf(request, unit.key, outcome.response)
+    const response = await replayOf(request, admission.key, admission.response)
     // `earlyResponse` (Middy >= 6) is what makes an `undefined` result a response rather
     // than "go on and run the handler".
     replayed.add(request)
@@ -105,17 +91,10 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
     return response
   }
 
-  /** The one settlement path (docs/architecture.md: the record's life), then what it tells `onOutcome`. */
-  const settle = async (request: MiddyRequest, claimed: Claimed, result: PromiseSettledResult<unknown>): Promise<PromiseSettledResult<unknown>> => {
-    const nearDeadline = result.status === 'rejected' && timedOut(request, options.timeoutMarginMs)
-    const settled = await settleUnit(claimed.config, claimed.unit, claimed, result, { writes: claimed.writes, timedOut: nearDeadline })
-    report({
-      kind: settled.kind, key: claimed.unit.key, durationMs: config.now() - claimed.startedMs,
-      ...(settled.onFailure === undefined ? {} : { onFailure: settled.onFailure }),
-      ...(settled.result.status === 'rejected' ? { error: settled.result.reason } : {})
-    })
-    return settled.result
-  }
+  /** The lifecycle's one settlement; the clock or Middy's timeout says whether a failure came at the deadline. */
+  const settle = async (request: MiddyRequest, running: RunningEvent,
+    result: PromiseSettledResult<unknown>): Promise<PromiseSettledResult<unknown>> =>
+    await lifecycle.settle(running, result, () => timedOut(request, options.timeoutMarginMs))
 
   const after = async (request: MiddyRequest): Promise<void> => {
     if (replayed.has(request)) {
@@ -123,18 +102,17 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
       config.log.error({ message: 'idempotency: Middy 5 ran the handler of a duplicate whose stored result is undefined; return a value from the handler, or use Middy 6 or later' })
       return
     }
-    const claimed = claims.get(request)
-    if (claimed === undefined || claimed.settled) return
-    claimed.settled = true
+    const running = claims.get(request)
+    if (running === undefined || running.settled) return
     const { response } = request
     // Near the deadline an error status may be a custom `timeoutEarlyResponse` (a 408, a 504)
     // answering while the handler still runs: the lease is kept. A 5xx otherwise is a
     // failure, returned unchanged; a 4xx is the handler's answer, stored as such.
     if (isErrorResponse(response) && (response.statusCode >= 500 || timedOut(request, options.timeoutMarginMs))) {
-      await settle(request, claimed, rejected(new HttpServerErrorResponse(response.statusCode, response)))
+      await settle(request, running, rejected(new HttpServerErrorResponse(response.statusCode, response)))
       return
     }
-    const settled = await settle(request, claimed, fulfilled(response))
+    const settled = await settle(request, running, fulfilled(response))
     if (settled.status === 'rejected') throw settled.reason
   }
 
@@ -148,11 +126,10 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
       request.response = problemResponse(answer.problem, request.event, request.response, answer.headers)
       return
     }
-    const claimed = claims.get(request)
-    if (claimed === undefined || claimed.settled) return
-    claimed.settled = true
+    const running = claims.get(request)
+    if (running === undefined || running.settled) return
     // What was really thrown, not what a middleware inside ours (http-error-handler) made of it.
-    await settle(request, claimed, rejected(originalError(request)))
+    await settle(request, running, rejected(originalError(request)))
   }
 
   return { before, after, onError }

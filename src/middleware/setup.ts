@@ -1,9 +1,7 @@
 import type { LifecycleConfig } from '../unit/config.js'
-import { LocalCache } from '../unit/local-cache.js'
 import { compileSelector, type EncodedParts, type Selector } from '../keys/selector.js'
 import type { Selection } from '../keys/prepare.js'
-import { createLog } from '../observe/log.js'
-import { resolveOptions, type IdempotencyOptions, type ResolvedOptions } from './options.js'
+import { lifecycleConfig, resolveOptions, type IdempotencyOptions, type ResolvedOptions } from '../options.js'
 
 /** What every event family of one middleware shares: its options, its lifecycle, and how it selects a key. */
 export interface Setup {
@@ -18,17 +16,7 @@ export interface Setup {
 /** Checks the options and builds the lifecycle every unit of this middleware goes through. */
 export const setUp = (options: IdempotencyOptions<any>): Setup => {
   const resolved = resolveOptions(options)
-  const config: LifecycleConfig = {
-    store: resolved.store,
-    expiresAfterSeconds: resolved.expiresAfterSeconds,
-    onFailure: resolved.onFailure,
-    log: createLog(resolved.logger, resolved.logLevel),
-    now: resolved.now,
-    clockSkewMs: resolved.clockSkewMs,
-    ...(resolved.effects === 'transact-only' ? { transactOnly: true } : {}),
-    ...(resolved.onOutcome === undefined ? {} : { onOutcome: resolved.onOutcome }),
-    ...(resolved.localCacheSize > 0 ? { cache: new LocalCache(resolved.localCacheSize) } : {})
-  }
+  const config = lifecycleConfig(resolved)
   const selection = (defaults: { key: Selector, payload: Selector }, defaultKeyName: string, encoded: EncodedParts = []): Selection => {
     const key = compileSelector(resolved.key ?? defaults.key, 'key', encoded)
     const payload = resolved.payload === false ? undefined : compileSelector(resolved.payload ?? defaults.payload, 'payload', encoded)

@@ -10,6 +10,13 @@ import type { StoredError } from '../errors.js'
  */
 export type RecordStatus = 'IN_PROGRESS' | 'COMPLETED' | 'FAILED'
 
+/** Every record status, declared once: what a record read back, or an operator's filter, may say. */
+export const RECORD_STATUSES: readonly RecordStatus[] = ['IN_PROGRESS', 'COMPLETED', 'FAILED']
+
+/** Whether `value` is one of {@link RECORD_STATUSES}. */
+export const isRecordStatus = (value: unknown): value is RecordStatus =>
+  (RECORD_STATUSES as readonly unknown[]).includes(value)
+
 /**
  * One stored idempotency record, in the store-neutral shape every store reads and writes.
  *

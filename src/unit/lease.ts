@@ -1,3 +1,4 @@
+import { LAMBDA_MAX_TIMEOUT_SECONDS } from '../defaults.js'
 import { durableExecutionOf, durableExecutionMaxMs, invocationOf } from './durable.js'
 
 /**
@@ -9,9 +10,8 @@ import { durableExecutionOf, durableExecutionMaxMs, invocationOf } from './durab
  */
 export interface Lease { nowMs: number, until: number, owner?: string, invocation?: object, rerunFinished?: true }
 
-// Without a Lambda context (tests, local runs) the lease is the longest a Lambda can run:
-// https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html
-const LAMBDA_MAX_TIMEOUT_MS = 15 * 60 * 1000
+// Without a Lambda context (tests, local runs) the lease is the longest a Lambda can run.
+const LAMBDA_MAX_TIMEOUT_MS = LAMBDA_MAX_TIMEOUT_SECONDS * 1000
 
 /**
  * The lease lasts as long as this invocation can: `now + getRemainingTimeInMillis()`.

@@ -1,29 +1,15 @@
-import { claim } from '../unit/claim.js'
-import type { LifecycleConfig, Unit } from '../unit/config.js'
+import { LAMBDA_MAX_TIMEOUT_SECONDS } from '../defaults.js'
+import { isDisabled } from '../disabled.js'
 import { compileSelector, type Select } from '../keys/selector.js'
-import { storeDeadline, withDeadline } from '../unit/deadline.js'
+import type { Selection } from '../keys/prepare.js'
+import { lifecycleConfig } from '../options.js'
 import { durableExecutionOf } from '../unit/durable.js'
 import { deadlineWithin, leaseFor, remainingMs, type Lease } from '../unit/lease.js'
-import { createLog } from '../observe/log.js'
 import { fulfilled, rejected } from '../unit/outcome.js'
-import { prepareUnit, type Selection } from '../keys/prepare.js'
-import { kindOfRefusal, reportOutcome } from '../observe/report.js'
-import { settleUnit } from '../unit/settle.js'
-import { defaultLogLevel } from '../observe/log.js'
-import { defaults } from '../middleware/options.js'
-import { defaultNamespace } from '../keys/namespace.js'
-import { isDisabled } from '../middleware/disabled.js'
+import { wholeEventLifecycle } from '../unit/whole-event.js'
 import { checkOptions, type MakeIdempotentOptions } from './options.js'
 
 export type { MakeIdempotentOptions }
-
-// Without a Lambda context and without `leaseSeconds`: the longest a Lambda function runs.
-// https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html
-const DEFAULT_LEASE_SECONDS = 900
-
-// A failure this close to the invocation's deadline may be the runtime cutting the work short
-// while a request of it is out: the lease is kept, as the middleware keeps it.
-const DEADLINE_MARGIN_MS = 1000
 
 /** The Lambda context among the arguments (or a durable context holding one as `lambdaContext`), if any. */
 const lambdaContextOf = (args: readonly unknown[]): unknown =>
@@ -56,26 +42,23 @@ export const makeIdempotent = <TArgs extends unknown[], TResult>(
   options: MakeIdempotentOptions<TArgs>
 ): ((...args: TArgs) => Promise<Awaited<TResult>>) => {
   if (typeof fn !== 'function') throw new TypeError('makeIdempotent: fn must be a function')
-  checkOptions(options)
-  const log = createLog(options.logger ?? console, options.logLevel ?? defaultLogLevel())
-  const now = options.now ?? defaults.now
-  const config: LifecycleConfig = {
-    store: options.store,
-    expiresAfterSeconds: options.expiresAfterSeconds ?? defaults.expiresAfterSeconds,
-    onFailure: options.onFailure ?? defaults.onFailure,
-    log,
-    now,
-    clockSkewMs: options.clockSkewMs ?? defaults.clockSkewMs,
-    ...(options.onOutcome === undefined ? {} : { onOutcome: options.onOutcome })
-  }
+  const resolved = checkOptions(options)
+  // The middleware's lifecycle, built alike; a failure within `timeoutMarginMs` (its default) of
+  // the invocation's deadline may be the runtime cutting the work short while a request of it is
+  // out: the lease is kept, as the middleware keeps it.
+  const config = lifecycleConfig(resolved)
+  const { log, now } = config
+  const { timeoutMarginMs } = resolved
   const selection: Selection = {
-    namespace: options.namespace ?? defaultNamespace(),
+    namespace: resolved.namespace,
     key: selectorOf(options.key, 'key'),
     keyName: typeof options.key === 'string' ? `key path "${options.key}"` : options.key === undefined ? 'the first argument' : 'the key function',
     ...(options.payload === false ? {} : { payload: selectorOf(options.payload, 'payload') })
   }
-  const leaseMs = (options.leaseSeconds ?? DEFAULT_LEASE_SECONDS) * 1000
+  // Without a Lambda context and without `leaseSeconds`: the longest a Lambda function runs.
+  const leaseMs = (options.leaseSeconds ?? LAMBDA_MAX_TIMEOUT_SECONDS) * 1000
   const label = `${fn.name === '' ? 'function' : fn.name} call`
+  const lifecycle = wholeEventLifecycle(config, selection, label, timeoutMarginMs)
 
   // A function, not an arrow: wrapped as a method (`obj.charge = makeIdempotent(...)`), `fn` is called
   // with the object the wrapper was called on, as it would have been unwrapped.
@@ -89,42 +72,19 @@ export const makeIdempotent = <TArgs extends unknown[], TResult>(
     const lease: Lease = durableExecutionOf(context) !== undefined
       ? leaseFor(context, () => nowMs)
       : { nowMs, until: nowMs + Math.max(0, Math.min(leaseMs, remaining ?? Infinity)) }
-    const since = (): number => now() - nowMs
-    let unit: Unit
-    try {
-      // As in the middleware, the unit's context is the Lambda context (whatever it says of the invocation scopes the key alike).
-      unit = prepareUnit(selection, args, context, 1, label)
-    } catch (error) {
-      reportOutcome(config, { kind: 'no-key', durationMs: since(), error })
-      throw error
-    }
-    // This call's store requests, bounded by its invocation's deadline as in the middleware.
-    const bounded = withDeadline(config, storeDeadline(context, DEADLINE_MARGIN_MS))
-    const decision = await claim(bounded, unit, lease)
-    if (decision.kind === 'rejected') {
-      reportOutcome(config, { kind: kindOfRefusal(decision.error), key: unit.key, durationMs: since(), error: decision.error })
-      throw decision.error
-    }
-    if (decision.kind === 'replay') {
-      reportOutcome(config, { kind: 'replayed', key: unit.key, durationMs: since() })
-      return decision.response as Awaited<TResult>
-    }
+    // As in the middleware, the unit's context is the Lambda context (whatever it says of the
+    // invocation scopes the key alike, and bounds the store calls by its deadline).
+    const admission = await lifecycle.admit(args, context, lease)
+    if (admission.kind === 'replay') return admission.response as Awaited<TResult>
     let result: PromiseSettledResult<unknown>
-    const startedMs = now()
     try {
       result = fulfilled(await fn.apply(this, args))
     } catch (error) {
       result = rejected(error)
     }
-    const timedOut = result.status === 'rejected' && deadlineWithin(context, DEADLINE_MARGIN_MS)
-    const settled = await settleUnit(bounded, unit, { leaseToken: decision.leaseToken }, result, { timedOut })
-    reportOutcome(config, {
-      kind: settled.kind, key: unit.key, durationMs: now() - startedMs,
-      ...(settled.onFailure === undefined ? {} : { onFailure: settled.onFailure }),
-      ...(settled.result.status === 'rejected' ? { error: settled.result.reason } : {})
-    })
-    if (settled.result.status === 'rejected') throw settled.result.reason
-    return settled.result.value as Awaited<TResult>
+    const settled = await lifecycle.settle(admission, result, () => deadlineWithin(context, timeoutMarginMs))
+    if (settled.status === 'rejected') throw settled.reason
+    return settled.value as Awaited<TResult>
   }
 }
 

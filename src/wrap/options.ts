@@ -1,5 +1,5 @@
 import { IdempotencyConfigError } from '../errors.js'
-import { resolveOptions } from '../middleware/options.js'
+import { resolveOptions, type ResolvedOptions } from '../options.js'
 import { refuseUnknownOptions } from '../unknown-options.js'
 import type { FailurePolicy, IdempotencyLogger, IdempotencyStore, LogLevel, OutcomeReport } from '../types.js'
 
@@ -55,13 +55,18 @@ const OPTION_NAMES = ['store', 'key', 'payload', 'expiresAfterSeconds', 'onFailu
 const everyOptionListed: Exclude<keyof MakeIdempotentOptions, (typeof OPTION_NAMES)[number]> extends never ? true : never = true
 void everyOptionListed
 
-/** The options checked, named `makeIdempotent` in every error: the middleware's checks for the options both have, then ours. */
-export const checkOptions = (options: MakeIdempotentOptions<any>): void => {
+/**
+ * The options checked, named `makeIdempotent` in every error: the middleware's checks for the
+ * options both have, then ours. Answers them resolved as the middleware resolves its own
+ * (`leaseSeconds` aside), defaults applied.
+ */
+export const checkOptions = (options: MakeIdempotentOptions<any>): ResolvedOptions => {
   if (options === null || typeof options !== 'object') throw new IdempotencyConfigError('makeIdempotent: options are required ({ store })')
   refuseUnknownOptions('makeIdempotent', options, OPTION_NAMES)
   const { leaseSeconds, ...shared } = options
+  let resolved: ResolvedOptions
   try {
-    resolveOptions(shared)
+    resolved = resolveOptions(shared)
   } catch (error) {
     if (error instanceof IdempotencyConfigError) throw new IdempotencyConfigError(error.message.replace(/^idempotency:/, 'makeIdempotent:'))
     throw error
@@ -69,4 +74,5 @@ export const checkOptions = (options: MakeIdempotentOptions<any>): void => {
   if (leaseSeconds !== undefined && !(typeof leaseSeconds === 'number' && Number.isFinite(leaseSeconds) && leaseSeconds > 0)) {
     throw new IdempotencyConfigError('makeIdempotent: leaseSeconds must be a positive number')
   }
+  return resolved
 }

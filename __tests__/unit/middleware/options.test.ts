@@ -45,7 +45,7 @@ test('a malformed key or payload path is named once, with where it goes wrong', 
 
 test("a store's own concurrency is the default, and the option still decides", async () => {
   const { RedisStore } = await import('../../../src/redis.js')
-  const { resolveOptions } = await import('../../../src/middleware/options.js')
+  const { resolveOptions } = await import('../../../src/options.js')
   const store = new RedisStore({ client: { sendCommand: async () => null } })
   expect(resolveOptions({ store }).concurrency).toBe(1000)
   expect(resolveOptions({ store, concurrency: 7 }).concurrency).toBe(7)

@@ -1,9 +1,7 @@
-import type { IdempotencyRecord } from '../store.js'
+import { isRecordStatus, RECORD_STATUSES, type IdempotencyRecord } from '../store.js'
 import { keyProblem, lookalike } from '../operator/ownership.js'
 import { recordOf, type Item } from './items.js'
 import type { AttributeNames } from './types.js'
-
-const STATUSES = ['IN_PROGRESS', 'COMPLETED', 'FAILED']
 
 /**
  * The record an item holds, or what makes it something else: another library's record in a
@@ -28,7 +26,7 @@ const notOurs = (n: AttributeNames, item: Item, key: string | undefined): string
   if (shape !== undefined) return shape
   const status = item[n.statusAttr]
   if (status?.S === undefined) return status === undefined ? `it has no status attribute '${n.statusAttr}' (statusAttr)` : `its status attribute '${n.statusAttr}' (statusAttr) is not a string`
-  if (!STATUSES.includes(status.S)) return `its status ${JSON.stringify(status.S)} is none of ${STATUSES.join(', ')}`
+  if (!isRecordStatus(status.S)) return `its status ${JSON.stringify(status.S)} is none of ${RECORD_STATUSES.join(', ')}`
   if (!isNumber(item[n.expiryAttr])) return `it has no number attribute '${n.expiryAttr}' (expiryAttr)`
   if (status.S === 'IN_PROGRESS') {
     if (!isNumber(item[n.inProgressExpiryAttr])) return `it is IN_PROGRESS with no number attribute '${n.inProgressExpiryAttr}' (inProgressExpiryAttr)`

@@ -27,6 +27,3 @@ export interface RecordPage { records: IdempotencyRecord[], skipped: number }
 
 /** What a conditional delete expects to find. */
 export interface ExpectedRecord { leaseToken: string | undefined, status: RecordStatus, leaseLapsedBefore?: number }
-
-/** A status the operator may filter by, for parsing options. */
-export const STATUSES: readonly RecordStatus[] = ['IN_PROGRESS', 'COMPLETED', 'FAILED']

@@ -1,12 +1,10 @@
 import type { StoredError } from '../../errors.js'
-import type { IdempotencyRecord, RecordStatus } from '../store.js'
+import { isRecordStatus, type IdempotencyRecord } from '../store.js'
 
 /**
  * A record's text (scripts.ts: five header lines, then the body) in both directions: the body the
  * client writes for a settlement, and the record read back from a reply.
  */
-
-const STATUSES: readonly string[] = ['IN_PROGRESS', 'COMPLETED', 'FAILED'] satisfies RecordStatus[]
 
 /** The body of a COMPLETED record: `d` and the result's JSON text, or nothing for no result. */
 export const completedBody = (responseData: string | undefined): string => responseData === undefined ? '' : `d${responseData}`
@@ -35,8 +33,8 @@ export const recordOf = (key: string, reply: unknown): IdempotencyRecord | undef
   const status = reply.slice(0, statusEnd)
   const expiry = reply.slice(statusEnd + 1, expiryEnd)
   const lease = reply.slice(expiryEnd + 1, leaseEnd)
-  if (!STATUSES.includes(status) || !isNumeric(expiry) || (lease !== '' && !isNumeric(lease))) return notOurs(reply)
-  const record: IdempotencyRecord = { key, status: status as RecordStatus, expiry: Number(expiry) }
+  if (!isRecordStatus(status) || !isNumeric(expiry) || (lease !== '' && !isNumeric(lease))) return notOurs(reply)
+  const record: IdempotencyRecord = { key, status, expiry: Number(expiry) }
   if (lease !== '') record.inProgressExpiry = Number(lease)
   const token = reply.slice(leaseEnd + 1, tokenEnd)
   if (token !== '') record.leaseToken = token

@@ -1,4 +1,4 @@
-import type { Log } from '../observe/log.js'
+import type { Log } from './observe/log.js'
 
 /** The switch that turns idempotency off for local runs (as Powertools' `POWERTOOLS_IDEMPOTENCY_DISABLED` does). */
 export const DISABLED_VARIABLE = 'MIDDY_IDEMPOTENCY_DISABLED'

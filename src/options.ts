@@ -1,10 +1,13 @@
-import { IdempotencyConfigError } from '../errors.js'
-import { needsCommit } from '../unit/commit.js'
-import { parsePath } from '../keys/selector.js'
-import { defaultNamespace, namespaceProblem } from '../keys/namespace.js'
-import { defaultLogLevel, isLogLevel } from '../observe/log.js'
-import { definedOptions, refuseUnknownOptions } from '../unknown-options.js'
-import type { FailurePolicy, IdempotencyLogger, IdempotencyOptions, OutcomeReport, Selector } from '../types.js'
+import { defaults } from './defaults.js'
+import { IdempotencyConfigError } from './errors.js'
+import { needsCommit } from './unit/commit.js'
+import type { LifecycleConfig } from './unit/config.js'
+import { LocalCache } from './unit/local-cache.js'
+import { parsePath } from './keys/selector.js'
+import { defaultNamespace, namespaceProblem } from './keys/namespace.js'
+import { createLog, defaultLogLevel, isLogLevel } from './observe/log.js'
+import { definedOptions, refuseUnknownOptions } from './unknown-options.js'
+import type { IdempotencyLogger, IdempotencyOptions, OutcomeReport, Selector } from './types.js'
 
 export type { IdempotencyOptions }
 
@@ -16,18 +19,6 @@ export interface ResolvedOptions extends Required<Omit<IdempotencyOptions, 'key'
   key?: Selector
   payload?: Selector | false
   logger: IdempotencyLogger | false
-}
-
-export const defaults = {
-  expiresAfterSeconds: 3600,
-  onFailure: 'delete' as FailurePolicy,
-  mode: 'auto' as const,
-  concurrency: 50,
-  localCacheSize: 0,
-  clockSkewMs: 0,
-  timeoutMarginMs: 1000,
-  effects: 'any' as const,
-  now: Date.now
 }
 
 const nonNegative = (value: unknown): boolean => Number.isSafeInteger(value) && (value as number) >= 0
@@ -101,3 +92,19 @@ export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => 
     logLevel: options.logLevel ?? defaultLogLevel()
   } as ResolvedOptions
 }
+
+/**
+ * The lifecycle every unit goes through (claim, settle, report), from the resolved options: the
+ * one builder behind the middleware and `makeIdempotent`, so that both read an option alike.
+ */
+export const lifecycleConfig = (resolved: ResolvedOptions): LifecycleConfig => ({
+  store: resolved.store,
+  expiresAfterSeconds: resolved.expiresAfterSeconds,
+  onFailure: resolved.onFailure,
+  log: createLog(resolved.logger, resolved.logLevel),
+  now: resolved.now,
+  clockSkewMs: resolved.clockSkewMs,
+  ...(resolved.effects === 'transact-only' ? { transactOnly: true } : {}),
+  ...(resolved.onOutcome === undefined ? {} : { onOutcome: resolved.onOutcome }),
+  ...(resolved.localCacheSize > 0 ? { cache: new LocalCache(resolved.localCacheSize) } : {})
+})
