@@ -183,7 +183,7 @@ const readProbableDuplicates = async (config: LifecycleConfig, probable: Primary
   await forEachBounded(slices, slots, async (keys) => {
     try {
       // Given up at the deadline, a read changes nothing: the claims that follow decide.
-      for (const [key, record] of await withinDeadline(config, 'read', `${keys[0] ?? ''} (and ${keys.length - 1} more)`, async (signal) => await read(keys, { signal }))) found.set(key, record)
+      for (const [key, record] of await withinDeadline(config, 'read', `${keys[0] ?? ''} (and ${keys.length - 1} more)`, async (bound) => await read(keys, bound))) found.set(key, record)
     } catch (error) {
       // Reading is only an optimisation: the claims decide, one request each.
       config.log.warn({ message: 'idempotency: read before claim failed; claiming instead', error })

@@ -126,6 +126,13 @@ export interface StoreCallOptions {
    */
   signal?: AbortSignal
   /**
+   * The same object for every call of one invocation. A store that sends calls together
+   * (DynamoDBStore's grouped writes) groups only those of one invocation, so that a request of
+   * one invocation that never answers holds no other invocation's writes (Lambda Managed
+   * Instances run several in one process). A store may ignore it.
+   */
+  invocation?: object
+  /**
    * With a write that sets an expiry: the middleware's `clockSkewMs`. Claims judge records at
    * their clock less this, so a record protects that much longer than its `expiry`. A store that
    * deletes records itself at expiry (Redis key expiry) must keep them at least this long past

@@ -36,7 +36,7 @@ export const claim = async (config: LifecycleConfig, unit: Unit, lease: Lease, s
     // Given up at the deadline, the claim may still land: the record then stands IN_PROGRESS
     // under our token until the lease (this invocation's deadline) lapses, and a redelivery
     // claims it after that. The unit never ran, so nothing runs twice; it is reported failed.
-    existing = await withinDeadline(config, 'claim', unit.key, async (signal) => await config.store.claim(record, cutoff, { signal, clockSkewMs: config.clockSkewMs }))
+    existing = await withinDeadline(config, 'claim', unit.key, async (bound) => await config.store.claim(record, cutoff, { ...bound, clockSkewMs: config.clockSkewMs }))
   } catch (error) {
     return { kind: 'rejected', error: asStoreError(error, 'claim', unit.key) }
   }

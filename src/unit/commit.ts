@@ -92,7 +92,7 @@ export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, 
   let committed
   try {
     // An unclaimed commit claims as it completes, on the claim's condition (with its skew allowance).
-    committed = await withinDeadline(config, 'commit', unit.key, async (signal) => await commit(unit.key, leaseToken, outcome, writes, unclaimed ? { nowMs: nowMs - config.clockSkewMs } : undefined, { signal }))
+    committed = await withinDeadline(config, 'commit', unit.key, async (bound) => await commit(unit.key, leaseToken, outcome, writes, unclaimed ? { nowMs: nowMs - config.clockSkewMs } : undefined, bound))
   } catch (error) {
     // Whether it landed is unknown (a store fault, or given up at the deadline: the transaction
     // may still be applied, all of it or none): the lease stays, so a redelivery meets either the

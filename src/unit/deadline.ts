@@ -1,4 +1,5 @@
 import { IdempotencyStoreError, type StoreOperation } from '../errors.js'
+import type { StoreCallOptions } from '../stores/store.js'
 import type { LifecycleConfig, StoreDeadline } from './config.js'
 import { remainingMs } from './lease.js'
 
@@ -30,19 +31,20 @@ export const withDeadline = (config: LifecycleConfig, deadline: StoreDeadline | 
  * Makes the store call `call` within the invocation's deadline (`config.deadline`). A call with
  * no answer by then is given up: it rejects with an `IdempotencyStoreError` that names the
  * operation, the key and how long it waited, and its `signal` aborts, so that a store that
- * passes it on (DynamoDBStore, to the SDK) frees its socket. The request may still land: each
+ * passes it on (DynamoDBStore, to the SDK) frees its socket. Every call of one invocation carries
+ * the same `invocation`, so that a store that sends calls together groups only those. The request may still land: each
  * caller decides what an unknown outcome means for its record (see where each operation is made).
  *
  * @example
  * ```ts
- * const existing = await withinDeadline(config, 'claim', record.key, async (signal) => await config.store.claim(record, nowMs, { signal }))
+ * const existing = await withinDeadline(config, 'claim', record.key, async (bound) => await config.store.claim(record, nowMs, bound))
  * ```
  */
-export const withinDeadline = async <T>(config: LifecycleConfig, operation: StoreOperation, key: string, call: (signal?: AbortSignal) => Promise<T>): Promise<T> => {
-  if (config.deadline === undefined) return await call()
+export const withinDeadline = async <T>(config: LifecycleConfig, operation: StoreOperation, key: string, call: (bound: StoreCallOptions) => Promise<T>): Promise<T> => {
+  if (config.deadline === undefined) return await call({})
   const abort = new AbortController()
   const started = Date.now()
-  const pending = call(abort.signal)
+  const pending = call({ signal: abort.signal, invocation: config.deadline })
   // Measured once the request is on its way, what is left of the invocation is what it may wait.
   const budget = config.deadline.budgetMs()
   // One promise settled by whichever comes first, the answer or the timer (two store calls per

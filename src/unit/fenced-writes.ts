@@ -34,7 +34,7 @@ export const complete = async (config: LifecycleConfig, unit: Unit, leaseToken: 
     // it) or not (IN_PROGRESS under our lease: a redelivery waits for it to lapse, then runs
     // again, as after any store fault here). Either way the lease is kept, never released:
     // releasing would let a redelivery run the work again while the completion may still land.
-    if (!await withinDeadline(config, 'complete', unit.key, async (signal) => await config.store.complete(unit.key, leaseToken, outcome, { signal, clockSkewMs: config.clockSkewMs }))) {
+    if (!await withinDeadline(config, 'complete', unit.key, async (bound) => await config.store.complete(unit.key, leaseToken, outcome, { ...bound, clockSkewMs: config.clockSkewMs }))) {
       // Logged once, as the unit's outcome.
       return { result: fulfilled(response), kind: 'lease-lost' }
     }
@@ -111,11 +111,11 @@ const settleFailure = async (config: LifecycleConfig, unit: Unit, hold: Hold, er
     // ends as decided, or it stays IN_PROGRESS under our lease until it lapses. Both are safe
     // for work that failed; nothing else is written in their place.
     const held = decision === 'fail'
-      ? await withinDeadline(config, 'fail', unit.key, async (signal) => await config.store.fail(unit.key, leaseToken, {
+      ? await withinDeadline(config, 'fail', unit.key, async (bound) => await config.store.fail(unit.key, leaseToken, {
           expiry: Math.floor(config.now() / 1000) + config.expiresAfterSeconds,
           error: toStoredError(error)
-        }, { signal, clockSkewMs: config.clockSkewMs }))
-      : await withinDeadline(config, 'release', unit.key, async (signal) => await config.store.release(unit.key, leaseToken, { signal }))
+        }, { ...bound, clockSkewMs: config.clockSkewMs }))
+      : await withinDeadline(config, 'release', unit.key, async (bound) => await config.store.release(unit.key, leaseToken, bound))
     if (held) return true
     // A delete whose answer was lost is retried by the SDK, and the retry meets no record: the
     // first attempt landed. Told apart from a record another invocation took over by one read,
@@ -145,7 +145,7 @@ const isGone = async (config: LifecycleConfig, unit: Unit): Promise<boolean> => 
   const read = config.store.read?.bind(config.store)
   if (read === undefined) return false
   try {
-    const found = await withinDeadline(config, 'read', unit.key, async (signal) => await read([unit.key], { signal }))
+    const found = await withinDeadline(config, 'read', unit.key, async (bound) => await read([unit.key], bound))
     return !found.has(unit.key)
   } catch {
     return false
@@ -157,10 +157,10 @@ const claimToFail = async (config: LifecycleConfig, unit: Unit): Promise<string 
   const nowMs = config.now()
   const leaseToken = randomUUID()
   try {
-    const standing = await withinDeadline(config, 'claim', unit.key, async (signal) => await config.store.claim({
+    const standing = await withinDeadline(config, 'claim', unit.key, async (bound) => await config.store.claim({
       key: unit.key, status: 'IN_PROGRESS', expiry: Math.floor(nowMs / 1000) + config.expiresAfterSeconds, inProgressExpiry: nowMs, leaseToken,
       ...(unit.payloadHash === undefined ? {} : { payloadHash: unit.payloadHash })
-    }, nowMs - config.clockSkewMs, { signal, clockSkewMs: config.clockSkewMs }))
+    }, nowMs - config.clockSkewMs, { ...bound, clockSkewMs: config.clockSkewMs }))
     // Somebody else's record stands: it is theirs, whatever it says.
     return standing === undefined || standing.leaseToken === leaseToken ? leaseToken : undefined
   } catch (storeError) {

@@ -18,7 +18,7 @@ const config: LifecycleConfig = {
 const pendingCall = () => {
   let answer!: (value: string) => void
   let signal: AbortSignal | undefined
-  const call = async (s?: AbortSignal): Promise<string> => { signal = s; return await new Promise<string>((resolve) => { answer = resolve }) }
+  const call = async (bound: { signal?: AbortSignal }): Promise<string> => { signal = bound.signal; return await new Promise<string>((resolve) => { answer = resolve }) }
   return { call, answer: (value: string) => { answer(value) }, signal: () => signal }
 }
 

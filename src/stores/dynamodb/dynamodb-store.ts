@@ -237,7 +237,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
   /** A write grouped with the others made beside it, or alone (grouping off, or not allowed to the role). */
   async #write<T> (key: string, grouped: () => Grouped<T>, alone: () => Promise<T>, options: StoreCallOptions | undefined): Promise<T> {
     if (this.#grouped?.active !== true) return await alone()
-    return await this.#grouped.write(key, grouped(), alone, options?.signal)
+    return await this.#grouped.write(key, grouped(), alone, options)
   }
 
   #groupedWrites (): GroupedWrites {

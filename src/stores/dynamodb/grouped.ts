@@ -1,5 +1,5 @@
 import { Burst } from '../burst.js'
-import type { ClaimRecord, IdempotencyRecord } from '../store.js'
+import type { ClaimRecord, IdempotencyRecord, StoreCallOptions } from '../store.js'
 import type { Item } from './items.js'
 import type { Statement, Statements } from './statements.js'
 
@@ -33,6 +33,8 @@ export interface Grouped<T> {
 interface Call<T> extends Grouped<T> {
   key: string
   signal: AbortSignal | undefined
+  /** The burst of its invocation, where a next statement of the call goes too. */
+  burst: Burst<Call<any>>
   /** The same call as its single-item request: its answer and its error are today's. */
   alone: () => Promise<T>
   resolve: (value: T) => void
@@ -51,25 +53,36 @@ const isAccessDenied = (code: string | undefined): boolean => code === 'AccessDe
 
 /**
  * The grouped writes of one store. `active` turns false for the life of the instance once
- * DynamoDB refuses PartiQL to the role; calls then go alone.
+ * DynamoDB refuses PartiQL to the role; calls then go alone. Calls are grouped only with calls of
+ * their own invocation (`StoreCallOptions.invocation`): one invocation's request that never
+ * answers holds no other's writes.
  */
 export class GroupedWrites {
   active = true
-  readonly #burst = new Burst<Call<any>>({
-    maxCalls: MAX_STATEMENTS,
-    // One request may not name an item twice (DynamoDB refuses it whole).
-    keyOf: (call) => call.key,
-    oneAtATime: true,
-    send: async (calls) => { await this.#send(calls) }
-  })
+  readonly #bursts = new WeakMap<object, Burst<Call<any>>>()
+  readonly #shared = this.#burst()
 
   constructor (private readonly sender: GroupedSender) {}
 
   /** `grouped`'s answer, sent with the calls made beside it; `alone` when grouping is off or not allowed. */
-  async write<T> (key: string, grouped: Grouped<T>, alone: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  async write<T> (key: string, grouped: Grouped<T>, alone: () => Promise<T>, options: StoreCallOptions | undefined): Promise<T> {
     if (!this.active) return await alone()
+    const { signal, invocation } = options ?? {}
+    let burst = invocation === undefined ? this.#shared : this.#bursts.get(invocation)
+    if (burst === undefined) this.#bursts.set(invocation as object, burst = this.#burst())
+    const queue = burst
     return await new Promise<T>((resolve, reject) => {
-      this.#burst.add({ ...grouped, key, signal, alone, resolve, reject })
+      queue.add({ ...grouped, key, signal, burst: queue, alone, resolve, reject })
+    })
+  }
+
+  #burst (): Burst<Call<any>> {
+    return new Burst<Call<any>>({
+      maxCalls: MAX_STATEMENTS,
+      // One request may not name an item twice (DynamoDB refuses it whole).
+      keyOf: (call) => call.key,
+      oneAtATime: true,
+      send: async (calls) => { await this.#send(calls) }
     })
   }
 
@@ -78,14 +91,18 @@ export class GroupedWrites {
       for (const call of calls) this.#alone(call)
       return
     }
+    // The request is given up with the first of its calls (at that call's deadline), so that a
+    // request that never answers frees its socket and the calls queued behind it; the calls not
+    // given up yet are then sent again, alone.
+    const signals = calls.flatMap((c) => c.signal === undefined ? [] : [c.signal])
+    const signal = signals.length === 0 ? undefined : AbortSignal.any(signals)
     let answers: Array<StatementAnswer | undefined>
     try {
-      // One signal for the request only when every call shares it: another's deadline must not cut a call short.
-      const signal = calls.every((c) => c.signal === calls[0]?.signal) ? calls[0]?.signal : undefined
       answers = await this.sender.execute(calls.map((c) => c.statement), signal)
     } catch (error) {
       const name = (error as { name?: string } | undefined)?.name
-      if (isAccessDenied(name)) for (const call of calls) this.#aloneAfterDenial(call, error)
+      if (signal?.aborted === true) for (const call of calls) this.#aloneUnlessGivenUp(call, error)
+      else if (isAccessDenied(name)) for (const call of calls) this.#aloneAfterDenial(call, error)
       // A request refused as invalid may be one call's doing (its input): each call alone fails only its own record.
       else if (name === 'ValidationException') for (const call of calls) this.#alone(call)
       else for (const call of calls) call.reject(error)
@@ -104,13 +121,19 @@ export class GroupedWrites {
       }
       const outcome = call.answer(answer)
       if (outcome === 'alone') this.#alone(call)
-      else if ('next' in outcome) this.#burst.add({ ...call, ...outcome.next })
+      else if ('next' in outcome) call.burst.add({ ...call, ...outcome.next })
       else call.resolve(outcome.value)
     })
   }
 
   #alone (call: Call<any>): void {
     call.alone().then(call.resolve, call.reject)
+  }
+
+  /** A call of a request given up: given up too when its own signal aborted, else sent again alone. */
+  #aloneUnlessGivenUp (call: Call<any>, error: unknown): void {
+    if (call.signal?.aborted === true) call.reject(call.signal.reason ?? error)
+    else this.#alone(call)
   }
 
   /**

@@ -118,14 +118,16 @@ const shortName = (code: unknown): string | undefined => typeof code === 'string
  * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Programming.Errors.html
  */
 export const awsLiteWire = (client: DynamoDBAwsLiteClient): DynamoDBWire => ({
-  send: async (operation, input) => {
+  send: async (operation, input, options) => {
     try {
-      const { payload } = await client({
+      // @aws-lite/client takes no abort signal: a request given up is no longer waited for (its
+      // socket stays until it answers), so that nothing queued behind it waits with it.
+      const { payload } = await untilAborted(options?.signal, client({
         service: 'dynamodb',
         headers: { 'X-Amz-Target': `DynamoDB_20120810.${operation}`, 'content-type': 'application/x-amz-json-1.0' },
         payload: input,
         awsjson: false
-      }) as { payload?: unknown }
+      })) as { payload?: unknown }
       return payload ?? {}
     } catch (error) {
       const raw = (error ?? {}) as { __type?: unknown, code?: unknown, name?: unknown, message?: unknown, Message?: unknown, Item?: unknown, CancellationReasons?: unknown, statusCode?: unknown }
@@ -149,4 +151,20 @@ export const wireOf = (client: unknown, makeDefault: () => Promise<SdkSender>): 
   // An @aws-lite/client instance is a function carrying its config (region, endpoint...).
   if (typeof client === 'function' && typeof (client as { config?: unknown }).config === 'object') return awsLiteWire(client as DynamoDBAwsLiteClient)
   throw new IdempotencyConfigError('DynamoDBStore: client must be a DynamoDBClient, a DynamoDBDocumentClient or an @aws-lite/client instance')
+}
+
+/** `request`, or its signal's reason once the signal aborts, whichever comes first. */
+const untilAborted = async <T>(signal: AbortSignal | undefined, request: Promise<T>): Promise<T> => {
+  if (signal === undefined) return await request
+  signal.throwIfAborted()
+  let stop: (() => void) | undefined
+  const aborted = new Promise<never>((_resolve, reject) => {
+    stop = () => { reject(signal.reason) }
+    signal.addEventListener('abort', stop, { once: true })
+  })
+  try {
+    return await Promise.race([request, aborted])
+  } finally {
+    signal.removeEventListener('abort', stop as () => void)
+  }
 }
