@@ -32,8 +32,7 @@ const reorders: Array<[string, (event: SQSEvent) => void]> = [
  * and `perRecord`. `settled` sees the answer `idempotency` gives, index-aligned with the delivered
  * records, before the partial batch middleware turns it into `{ batchItemFailures }`.
  */
-const stackOf = (change: (event: SQSEvent) => void) => {
-  const namespace = `per-record-reordered-${Math.random().toString(36).slice(2, 10)}`
+const stackOf = (change: (event: SQSEvent) => void, namespace = `per-record-reordered-${Math.random().toString(36).slice(2, 10)}`) => {
   /** Each run of the work: the order it charged and the key it ran under. */
   const runs: Array<{ id: string, key: string }> = []
   const outcomes: OutcomeReport[] = []
@@ -56,7 +55,7 @@ const stackOf = (change: (event: SQSEvent) => void) => {
   const stored = async (): Promise<Map<string, [unknown, unknown]>> => new Map((await table.items())
     .filter((i) => String(i.idempotencyKey).startsWith(`${namespace}#`))
     .map((i) => [i.idempotencyKey as string, [i.status, i.responseData]]))
-  return { invoke, runs, outcomes, settled, keyOf, stored }
+  return { invoke, runs, outcomes, settled, keyOf, stored, namespace }
 }
 
 describe('perRecord behind a middleware that re-orders the records, @middy/core 7', () => {
@@ -103,6 +102,10 @@ describe('perRecord behind a middleware that re-orders the records, @middy/core 
       expect(error).toBeInstanceOf(IdempotencyConfigError)
       expect((error as Error).message).toMatch(/middleware inside idempotency.*messageId/)
     }
+    // Released, not kept FAILED: redelivered to a stack that keeps the records, each runs once.
+    const fixed = stackOf(() => {}, bodiesOnly.namespace)
+    expect(failedIds(await fixed.invoke(sqsEvent(records.map(redelivered))))).toEqual([])
+    expect(fixed.runs.map((r) => r.id).sort()).toEqual(['a', 'b'])
   })
 
   test('a middleware that gives one record twice: the first runs under its own key, the second fails alone, ' +
@@ -129,5 +132,16 @@ describe('perRecord behind a middleware that re-orders the records, @middy/core 
     expect(stack.runs).toEqual([{ id: 'a', key: stack.keyOf(kept) }])
     expect(await stack.stored()).toEqual(new Map([[stack.keyOf(kept), ['COMPLETED', JSON.stringify({ charged: 'a' })]]]))
     expect(stack.outcomes.find((o) => o.messageId === dropped.messageId)?.error).toBeInstanceOf(IdempotencyConfigError)
+  })
+
+  test('FIFO: a record it was not given holds back the rest of its message group, which keeps its order', async () => {
+    const dropped = sqsRecord({ id: 'a', amount: 20 }, { groupId: 'g1' })
+    const behind = sqsRecord({ id: 'b', amount: 5 }, { groupId: 'g1' })
+    const other = sqsRecord({ id: 'c', amount: 10 }, { groupId: 'g2' })
+    const stack = stackOf((event) => { event.Records = event.Records.filter((r) => orderOf(r).id !== 'a') })
+    const response = await stack.invoke(sqsEvent([dropped, behind, other]))
+    expect(failedIds(response)).toEqual([dropped.messageId, behind.messageId])
+    expect(stack.runs).toEqual([{ id: 'c', key: stack.keyOf(other) }])
+    expect(await stack.stored()).toEqual(new Map([[stack.keyOf(other), ['COMPLETED', JSON.stringify({ charged: 'c' })]]]))
   })
 })
