@@ -12,7 +12,7 @@ import { fulfilled, rejected } from '../unit/outcome.js'
 import { queueTransact } from '../unit/transact-queue.js'
 import { refuseUnknownOptions } from '../unknown-options.js'
 import { sourceOf } from '../sources/index.js'
-import { fieldOf, listOf, recordsOf, reportOf, type BatchSource } from '../sources/source.js'
+import { listOf, recordsOf, reportOf, type BatchSource } from '../sources/source.js'
 import type { BatchEvent, PerRecordHandler, PerRecordOptions, RecordOf, RecordTools } from '../types.js'
 
 const DEFAULT_CONCURRENCY = 50
@@ -104,8 +104,11 @@ const runBatch = async <TRecord>(batch: Batch, records: TRecord[], fn: (record: 
   // of the records themselves: paired by record, then by identifier, never by position.
   const givenAt = new Map<RecordState, number>()
   matchEach(batch.run, records, batch.source).forEach((state, index) => {
-    if (typeof state === 'string') results[index] = rejected(unmatched(batch.source, index, state))
-    else givenAt.set(state, index)
+    if (typeof state !== 'string') return givenAt.set(state, index)
+    const error = unmatched(batch.source, index, state)
+    results[index] = rejected(error)
+    // Reported by no outcome (the records reported are those delivered): logged, so that why is known.
+    batch.config.log.error({ message: error.message, error })
   })
   // The records to run, and, in their group's order, the copies of a record of another group
   // that runs here: a copy waits for its original, and its group behind it (follow.ts).
@@ -158,15 +161,15 @@ const runBatch = async <TRecord>(batch: Batch, records: TRecord[], fn: (record: 
 
 /** A record `perRecord` was given that stands for none of the claimed records: it does not run, under no claim. */
 const unmatched = (source: BatchSource, index: number, why: string): IdempotencyConfigError => new IdempotencyConfigError(
-  `perRecord: record ${index} of event.${fieldOf(source)}, as perRecord was given them, is not one of the records ` +
-  `idempotency handed over (record ${index} ${why}), so it did not run: it would have run under another record's ` +
-  `claim. A middleware inside idempotency replaced them: keep them, in any order, or copies carrying ${source.identityName}`)
+  `perRecord did not run record ${index} of those it was given, which stands for none idempotency handed over ` +
+  `(it ${why}): it would have run under another record's claim. ${keepThem(source)}`)
 
 /** A claimed record `perRecord` was not given (dropped or replaced by a middleware inside ours): released, never run. */
 const notGiven = (source: BatchSource, record: unknown): IdempotencyConfigError => new IdempotencyConfigError(
-  `perRecord was not given ${source.label(record)}: a middleware inside idempotency dropped it, or replaced it by a ` +
-  `record that does not carry its ${source.identityName.replace(/^an? /, '')}. It did not run, and is released ` +
-  `to run again. Keep the records idempotency hands over, in any order, or copies carrying ${source.identityName}`)
+  `perRecord was not given ${source.label(record)}: it did not run, and is released to run again. ${keepThem(source)}`)
+
+const keepThem = (source: BatchSource): string =>
+  `A middleware inside idempotency changed the records: keep them, in any order, or copies carrying ${source.identityName}`
 
 /** Without the middleware: the same scheduling and answer, and no store. */
 const runPlain = async <TRecord, TResult>(event: unknown, records: TRecord[], fn: (record: TRecord, tools: RecordTools) => Promise<TResult> | TResult, run: Run): Promise<Array<PromiseSettledResult<TResult>>> => {

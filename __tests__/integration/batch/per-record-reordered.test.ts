@@ -37,10 +37,11 @@ const stackOf = (change: (event: SQSEvent) => void, namespace = `per-record-reor
   const runs: Array<{ id: string, key: string }> = []
   const outcomes: OutcomeReport[] = []
   const settled: unknown[] = []
+  const logger = recordingLogger()
   const handler = middy7<SQSEvent>()
     .use(sqsPartialBatchFailure({ logger: false as never }))
     .use({ after: (request) => { settled.push(request.response) } })
-    .use(idempotency({ store: table.store, namespace, logger: recordingLogger(), onOutcome: (o) => { outcomes.push(o) } }))
+    .use(idempotency({ store: table.store, namespace, logger, onOutcome: (o) => { outcomes.push(o) } }))
     .use(inner(change))
     .handler(perRecord<SQSEvent>(async (record, { key }) => {
       const order = orderOf(record)
@@ -55,7 +56,7 @@ const stackOf = (change: (event: SQSEvent) => void, namespace = `per-record-reor
   const stored = async (): Promise<Map<string, [unknown, unknown]>> => new Map((await table.items())
     .filter((i) => String(i.idempotencyKey).startsWith(`${namespace}#`))
     .map((i) => [i.idempotencyKey as string, [i.status, i.responseData]]))
-  return { invoke, runs, outcomes, settled, keyOf, stored, namespace }
+  return { invoke, runs, outcomes, settled, keyOf, stored, namespace, logger }
 }
 
 describe('perRecord behind a middleware that re-orders the records, @middy/core 7', () => {
@@ -102,6 +103,12 @@ describe('perRecord behind a middleware that re-orders the records, @middy/core 
       expect(error).toBeInstanceOf(IdempotencyConfigError)
       expect((error as Error).message).toMatch(/middleware inside idempotency.*messageId/)
     }
+    // Why each record perRecord was given ran nowhere is logged.
+    const logged = bodiesOnly.logger.lines.map((l) => (l.entry as { message: string }).message)
+    expect(logged).toEqual(expect.arrayContaining([
+      expect.stringMatching(/perRecord did not run record 0 .* \(it has no identifier\).*messageId/),
+      expect.stringMatching(/perRecord did not run record 1 .* \(it has no identifier\).*messageId/)
+    ]))
     // Released, not kept FAILED: redelivered to a stack that keeps the records, each runs once.
     const fixed = stackOf(() => {}, bodiesOnly.namespace)
     expect(failedIds(await fixed.invoke(sqsEvent(records.map(redelivered))))).toEqual([])
