@@ -275,7 +275,10 @@ export type OutcomeKind =
   | 'mismatch'
   /** No key could be taken from it. */
   | 'no-key'
-  /** FIFO: held back behind an earlier record of its message group. */
+  /**
+   * Not attempted, and released: held back behind an earlier record of its ordering group, left
+   * when the invocation timed out, or a record `perRecord` was not given.
+   */
   | 'held-back'
   /** A store request for it failed after the SDK's retries. */
   | 'store-error'

@@ -11,14 +11,29 @@ import type { ClaimedRecord, RecordState } from './record-state.js'
 /**
  * The claimed records in the order of `left`, the records as the handler left them: its
  * `Promise.allSettled` array is aligned with those, as `@middy/sqs-partial-batch-failure` reads
- * it. A handler may sort them in place or put a sorted copy there. Each is the record object
- * it was given or, failing that, a copy carrying the identifier of exactly one of them (a
- * normalised copy). Anything else (a record twice, one missing, one that names none) throws.
+ * it. A handler may sort them in place or put a sorted copy there (see `matchEach`). Anything
+ * else (a record twice, one missing, one that names none) throws.
  */
 export const attribute = (
   run: readonly ClaimedRecord[], left: readonly unknown[], source: BatchSource
 ): readonly ClaimedRecord[] => {
   if (left.length !== run.length) throw notGiven(source, `${left.length} records for ${run.length}`)
+  const matched = matchEach(run, left, source)
+  return matched.map((state, i) => {
+    if (typeof state === 'string') throw notGiven(source, `entry ${i} ${state}`)
+    return state
+  })
+}
+
+/**
+ * Which claimed record of `run` each of `given` stands for: the record object itself or, failing
+ * that, a copy carrying the identifier of exactly one of them (a normalised copy). Each claimed
+ * record is matched once. An entry that stands for none gets why, as text, instead: `perRecord`
+ * fails that entry alone, a hand-written answer is unreadable.
+ */
+export const matchEach = (
+  run: readonly ClaimedRecord[], given: readonly unknown[], source: BatchSource
+): Array<ClaimedRecord | string> => {
   const byRecord = new Map<unknown, ClaimedRecord>()
   // null: two records it was given share the identifier, which then names neither.
   const byId = new Map<string, ClaimedRecord | null>()
@@ -27,15 +42,24 @@ export const attribute = (
     byId.set(state.id, byId.has(state.id) ? null : state)
   }
   const taken = new Set<ClaimedRecord>()
-  return left.map((record, i) => {
-    const id = typeof record === 'object' && record !== null ? source.itemIdentifier(record) : undefined
-    const state = byRecord.get(record) ?? (id === undefined ? undefined : byId.get(id))
-    if (state === undefined || state === null || taken.has(state)) {
-      const why = id === undefined ? 'has no identifier' : `(${id}) is none of them, or one twice`
-      throw notGiven(source, `entry ${i} ${why}`)
-    }
+  // The record objects first, so that a copy met earlier cannot take the place of the record itself.
+  const matched: Array<ClaimedRecord | string | undefined> = given.map((record) => {
+    const state = byRecord.get(record)
+    if (state === undefined || taken.has(state)) return undefined
     taken.add(state)
     return state
+  })
+  return matched.map((state, i) => {
+    if (state !== undefined) return state
+    const record = given[i]
+    const id = typeof record === 'object' && record !== null ? source.itemIdentifier(record) : undefined
+    if (id === undefined) return 'has no identifier'
+    const byIdentifier = byId.get(id)
+    if (byIdentifier === undefined) return `(${id}) is none of them`
+    if (byIdentifier === null) return `(${id}) is the identifier of two of them`
+    if (taken.has(byIdentifier)) return `(${id}) is one of them twice`
+    taken.add(byIdentifier)
+    return byIdentifier
   })
 }
 

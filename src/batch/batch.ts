@@ -172,14 +172,22 @@ export class Batch {
     await this.#settleThrough(state, result, [], async (write) => await write())
   }
 
-  async #settleThrough (state: RecordState, result: PromiseSettledResult<unknown>, writes: readonly unknown[], send: (write: () => Promise<Settlement>) => Promise<Settlement>): Promise<void> {
+  /**
+   * A claimed record `perRecord` was not given (a middleware inside ours dropped or replaced it):
+   * it never ran, so it is released whatever `onFailure` says, and fails with `error`.
+   */
+  async release (state: RecordState, error: Error): Promise<void> {
+    await this.#settleThrough(state, rejected(error), [], async (write) => await this.#storeRequests.run(write), false)
+  }
+
+  async #settleThrough (state: RecordState, result: PromiseSettledResult<unknown>, writes: readonly unknown[], send: (write: () => Promise<Settlement>) => Promise<Settlement>, attempted = true): Promise<void> {
     const fate = state.fate
     if (fate.kind !== 'claimed' || fate.phase === 'settling' || fate.phase === 'settled') return
     this.#become(state, { ...fate, phase: 'settling' })
     // Failed after Middy's timeout, or so close to the deadline that it most likely is one:
     // judged when the work ended, not when the store had room for its write.
     const timedOut = this.timedOut || deadlineWithin(this.context, this.limits.timeoutMarginMs)
-    const settlement = await send(async () => await settleUnit(this.config, fate.unit, fate.hold, result, { writes, timedOut }))
+    const settlement = await send(async () => await settleUnit(this.config, fate.unit, fate.hold, result, { writes, timedOut, ...(attempted ? {} : { attempted }) }))
     this.#become(state, {
       ...fate,
       phase: 'settled',

@@ -1,6 +1,7 @@
 import type { Context } from 'aws-lambda'
 import { IdempotencyConfigError, IdempotencyHeldBackError } from '../errors.js'
 import { readableByLambda } from './answer.js'
+import { matchEach } from './attribute.js'
 import type { Batch } from './batch.js'
 import { isClaimed, settledOf, type ClaimedRecord, type RecordState } from './record-state.js'
 import { Followers } from './follow.js'
@@ -12,7 +13,7 @@ import { queueTransact } from '../unit/transact-queue.js'
 import { defaults } from '../defaults.js'
 import { refuseUnknownOptions } from '../unknown-options.js'
 import { sourceOf } from '../sources/index.js'
-import { listOf, recordsOf, reportOf } from '../sources/source.js'
+import { listOf, recordsOf, reportOf, type BatchSource } from '../sources/source.js'
 import type { BatchEvent, PerRecordHandler, PerRecordOptions, RecordOf, RecordTools } from '../types.js'
 
 /**
@@ -66,7 +67,7 @@ export function perRecord<TRecord, TResult> (
     if (records === undefined) throw new IdempotencyConfigError('perRecord: the event has no records (a Records array, or Kafka\'s records): is this a batch event source?')
     const signal = middyOptions?.signal ?? new AbortController().signal
     batch?.handlerWasCalled()
-    if (batch !== undefined && batch.run.length === records.length) {
+    if (batch !== undefined) {
       return await runBatch(batch, records as TRecord[], fn, { context, signal, concurrency: concurrency ?? batch.limits.recordConcurrency }) as Array<PromiseSettledResult<TResult>>
     }
     return await runPlain(event, records as TRecord[], fn, { context, signal, concurrency: concurrency ?? defaults.concurrency })
@@ -81,8 +82,16 @@ const noKey = (): never => { throw new IdempotencyConfigError('perRecord: key ne
 
 interface Run { context: Context, signal: AbortSignal, concurrency: number }
 
-/** What `perRecord` schedules of a batch: a claimed record it runs, at its index among those handed, or a copy that follows its original (follow.ts). */
-type Item<TRecord> = ({ state: ClaimedRecord, index: number, record: TRecord } | { state: RecordState, index?: undefined, record?: undefined }) & { group?: string }
+/**
+ * What `perRecord` schedules of a batch: a claimed record it runs, at its index among the records
+ * it was given; a copy that follows its original (follow.ts); or a claimed record it was not given,
+ * which never runs (see `unmatched`).
+ */
+type Item<TRecord> = (
+  | { kind: 'run', state: ClaimedRecord, index: number, record: TRecord }
+  | { kind: 'follow', state: RecordState }
+  | { kind: 'not-given', state: ClaimedRecord }
+) & { group?: string }
 
 /** With `idempotency` in the stack: each record is settled in the store as soon as its work ends. */
 const runBatch = async <TRecord>(batch: Batch, records: TRecord[], fn: (record: TRecord, tools: RecordTools) => unknown, run: Run): Promise<Array<PromiseSettledResult<unknown>>> => {
@@ -90,27 +99,41 @@ const runBatch = async <TRecord>(batch: Batch, records: TRecord[], fn: (record: 
   // Each record is given its own invocation's signal, not Middy's (shared by every invocation of a Middy 5 or 6 process).
   run = { ...run, signal: batch.signal }
   const results: Array<PromiseSettledResult<unknown>> = new Array(records.length)
+  // Each record runs under its own claim, whatever a middleware inside ours made of the order or
+  // of the records themselves: paired by record, then by identifier, never by position.
+  const givenAt = new Map<RecordState, number>()
+  matchEach(batch.run, records, batch.source).forEach((state, index) => {
+    if (typeof state !== 'string') return givenAt.set(state, index)
+    const error = unmatched(batch.source, index, state)
+    results[index] = rejected(error)
+    // Reported by no outcome (the records reported are those delivered): logged, so that why is known.
+    batch.config.log.error({ message: error.message, error })
+  })
   // The records to run, and, in their group's order, the copies of a record of another group
   // that runs here: a copy waits for its original, and its group behind it (follow.ts).
-  const handedAt = new Map<RecordState, number>(batch.run.map((state, index) => [state, index]))
   const items = batch.records.flatMap((state): Array<Item<TRecord>> => {
-    const index = handedAt.get(state)
+    const index = givenAt.get(state)
     const group = state.group === undefined ? {} : { group: state.group }
-    if (index !== undefined && isClaimed(state)) return [{ state, index, record: records[index] as TRecord, ...group }]
-    return Followers.follows(state) ? [{ state, ...group }] : []
+    if (isClaimed(state)) {
+      return [index === undefined ? { kind: 'not-given', state, ...group } : { kind: 'run', state, index, record: records[index] as TRecord, ...group }]
+    }
+    return Followers.follows(state) ? [{ kind: 'follow', state, ...group }] : []
   })
   try {
     await schedule(items, run.concurrency, {
       closed: () => batch.closed,
-      skip: async ({ state, index }, why) => {
-        const result = await batch.skip(state, why)
-        if (index !== undefined) results[index] = result
+      skip: async (item, why) => {
+        const result = await batch.skip(item.state, why)
+        if (item.kind === 'run') results[item.index] = result
       },
       run: async (item, free) => {
-        if (item.index === undefined) {
-          // A copy does no work: it holds no place while it waits.
+        // A copy does no work: it holds no place while it waits.
+        if (item.kind === 'follow') { free(); return await batch.followers.follow(item.state) }
+        if (item.kind === 'not-given') {
           free()
-          return await batch.followers.follow(item.state)
+          await batch.release(item.state, notGiven(batch.source, item.state.record))
+          // Its group stops behind it, as behind any record that failed: order is kept.
+          return false
         }
         const { state, index, record } = item
         batch.begin(state)
@@ -134,6 +157,18 @@ const runBatch = async <TRecord>(batch: Batch, records: TRecord[], fn: (record: 
   }
   return results
 }
+
+/** A record `perRecord` was given that stands for none of the claimed records: it does not run, under no claim. */
+const unmatched = (source: BatchSource, index: number, why: string): IdempotencyConfigError => new IdempotencyConfigError(
+  `perRecord did not run record ${index} of those it was given, which stands for none idempotency handed over ` +
+  `(it ${why}): it would have run under another record's claim. ${keepThem(source)}`)
+
+/** A claimed record `perRecord` was not given (dropped or replaced by a middleware inside ours): released, never run. */
+const notGiven = (source: BatchSource, record: unknown): IdempotencyConfigError => new IdempotencyConfigError(
+  `perRecord was not given ${source.label(record)}: it did not run, and is released to run again. ${keepThem(source)}`)
+
+const keepThem = (source: BatchSource): string =>
+  `A middleware inside idempotency changed the records: keep them, in any order, or copies carrying ${source.identityName}`
 
 /** Without the middleware: the same scheduling and answer, and no store. */
 const runPlain = async <TRecord, TResult>(event: unknown, records: TRecord[], fn: (record: TRecord, tools: RecordTools) => Promise<TResult> | TResult, run: Run): Promise<Array<PromiseSettledResult<TResult>>> => {

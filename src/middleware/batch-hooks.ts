@@ -84,13 +84,16 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
       await closeOnTimeout(batch)
       return answer(request, batch, 'native')
     }
+    if (batch.scheduled) {
+      // perRecord settled each record it was handed, by its own result or, for one it was not
+      // given, by releasing it: there is nothing to read. Its answer is aligned with the records
+      // it was given (which a middleware inside ours may have changed), not with these.
+      return answer(request, batch, Array.isArray(request.response) ? 'array' : 'native')
+    }
     let read: Awaited<ReturnType<typeof readAnswer>>
     try {
       const leftMs = remainingMs(request.context)
-      // perRecord settled every record it ran, each by its own result: nothing to align.
-      const answered = {
-        run: batch.run, delivered: batch.records, source, ...(batch.scheduled ? {} : { left: left ?? [] })
-      }
+      const answered = { run: batch.run, delivered: batch.records, source, left: left ?? [] }
       const waitMs = leftMs === undefined ? undefined : leftMs - limits.timeoutMarginMs
       read = await readAnswer(request.response, answered, waitMs)
     } catch (error) {

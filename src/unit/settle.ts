@@ -14,6 +14,8 @@ export interface SettleContext {
    * within `timeoutMarginMs` of it): a request may be out whose effect landed.
    */
   timedOut: boolean
+  /** false: the work was never started (a record `perRecord` was not given), so it is released whatever `onFailure` says. */
+  attempted?: boolean
 }
 
 /**
@@ -36,7 +38,7 @@ export const settleUnit = async (config: LifecycleConfig, unit: Unit, hold: Hold
         ? await commitWithCompletion(config, unit, hold, result.value, writes)
         : await complete(config, unit, hold.leaseToken, result.value)
     }
-    if (result.reason instanceof IdempotencyHeldBackError) {
+    if (result.reason instanceof IdempotencyHeldBackError || how.attempted === false) {
       await releaseRegardlessOfPolicy(config, unit, hold)
       return { result, kind: 'held-back' }
     }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
 import { idempotency, IdempotencyConfigError } from '../../../src/index.js'
 import { freshTable } from '../../support/dynamodb.js'
-import { batchMiddyVersions, sqsPartialBatchFailure } from '../../support/middy.js'
+import { batchMiddyVersions, middy7, sqsPartialBatchFailure } from '../../support/middy.js'
 import { failedIds, lambdaContext, recordingLogger, redelivered, sqsEvent, sqsRecord } from '../../support/sqs.js'
 
 type Table = Awaited<ReturnType<typeof freshTable>>
@@ -97,5 +97,29 @@ describe.each(batchMiddyVersions)('a hand-written handler that re-orders its rec
     expect(failedIds(response)).toHaveLength(2)
     expect((await stored(namespace)).map(([status]) => status)).toEqual(['FAILED', 'FAILED'])
     expect((errors[0] as Error).message).toMatch(/messageId/)
+  })
+})
+
+describe('a hand-written handler behind a middleware that re-orders the records, @middy/core 7', () => {
+  test.each(reorders)('the middleware %s: each result is matched to its own record', async (_how, reorder) => {
+    const namespace = `reordered-inner-${Math.random().toString(36).slice(2, 10)}`
+    const charges: string[] = []
+    const handler = middy7<SQSEvent>()
+      .use(sqsPartialBatchFailure({ logger: false as never }))
+      .use(idempotency({ store: table.store, namespace, logger: recordingLogger() }))
+      .use({ before: (request) => { reorder(request.event) } })
+      .handler(async (event: SQSEvent) => await Promise.allSettled(event.Records.map(async (record) => {
+        const order = orderOf(record)
+        if (order.declined === true) throw new Error(`card declined for ${order.id}`)
+        charges.push(order.id)
+        return { charged: order.id }
+      })))
+    const invoke = handler as unknown as (e: SQSEvent, c: unknown) => Promise<unknown>
+    const charged = sqsRecord({ id: 'a', amount: 20 })
+    const declined = sqsRecord({ id: 'b', amount: 5, declined: true })
+    expect(failedIds(await invoke(sqsEvent([charged, declined]), lambdaContext()))).toEqual([declined.messageId])
+    expect(charges).toEqual(['a'])
+    const stored = (await table.items()).filter((i) => String(i.idempotencyKey).startsWith(`${namespace}#`))
+    expect(stored.map((i) => [i.status, i.responseData])).toEqual([['COMPLETED', JSON.stringify({ charged: 'a' })]])
   })
 })
