@@ -25,6 +25,8 @@ const config: Config = {
   // which run in processes of their own. Files share those servers safely: each makes its own
   // tables and key prefixes (__tests__/support/dynamodb.ts, redis.ts).
   maxWorkers: Math.max(2, availableParallelism()),
+  // A first run (CI, a fresh clone) starts the slowest files first, as later runs do.
+  testSequencer: '<rootDir>/__tests__/support/sequencer.mjs',
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/__tests__/unit/**/*.test.ts'] },
     {
