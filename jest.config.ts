@@ -1,4 +1,5 @@
 import type { Config } from 'jest'
+import { availableParallelism } from 'node:os'
 
 // ts-jest's ESM preset; run with NODE_OPTIONS=--experimental-vm-modules (see package.json).
 const common = {
@@ -19,6 +20,13 @@ const config: Config = {
   // Real servers on a shared 2-core CI machine: Jest's 5 s default is a guess about load, not
   // about the code (a Redis Cluster test outlasted it under load). A test's own timeout still wins.
   testTimeout: 60_000,
+  // Two test files at a time at least: Jest's default on a 2-core machine is one (the cores less
+  // one), and integration files spend much of their time waiting on DynamoDB Local and Redis,
+  // which run in processes of their own. Files share those servers safely: each makes its own
+  // tables and key prefixes (__tests__/support/dynamodb.ts, redis.ts).
+  maxWorkers: Math.max(2, availableParallelism()),
+  // A first run (CI, a fresh clone) starts the slowest files first, as later runs do.
+  testSequencer: '<rootDir>/__tests__/support/sequencer.mjs',
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/__tests__/unit/**/*.test.ts'] },
     {

@@ -12,7 +12,7 @@ const unset = (name) => process.env[name] === undefined || process.env[name] ===
 export default async function globalSetup () {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true'
   const [local, redis, cluster] = await Promise.all([
-    startDynamoDBLocal(),
+    startDynamoDBLocal({ shortRun: true }),
     unset('REDIS_URL') ? startRedisServer() : Promise.resolve(undefined),
     unset('REDIS_CLUSTER_NODES') ? startRedisCluster() : Promise.resolve(undefined)
   ])

@@ -15,7 +15,9 @@ export const packPackage = (): { tarball: string, scratch: string } => {
   const staging = join(scratch, 'staging')
   mkdirSync(staging)
   for (const file of ['package.json', 'README.md', 'LICENSE']) copyFileSync(file, join(staging, file))
-  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json', '--outDir', join(staging, 'dist')], { stdio: 'pipe' })
+  // --noCheck: the build's own emit without its type check (npm run typecheck, and the real
+  // npm pack of package.test.ts, check the types); the same files, in 60% of the CPU time.
+  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json', '--noCheck', '--outDir', join(staging, 'dist')], { stdio: 'pipe' })
   const output = execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--loglevel=error', '--pack-destination', scratch], { cwd: staging, encoding: 'utf8' })
   const [pack] = JSON.parse(output.slice(output.indexOf('['))) as Array<{ filename: string }>
   return { tarball: join(scratch, pack?.filename ?? ''), scratch }

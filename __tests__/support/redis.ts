@@ -1,11 +1,14 @@
 import { GlideClient, GlideClusterClient, Logger } from '@valkey/valkey-glide'
 import { Cluster, Redis } from 'ioredis'
-import { Cluster as Cluster6, Redis as Redis6 } from 'ioredis-6'
-import { Cluster as ValkeyCluster, Redis as Valkey } from 'iovalkey'
 import { createClient, createCluster } from 'redis'
-import { createClient as createClient4, createCluster as createCluster4 } from 'redis-4'
-import { createClient as createClient5, createCluster as createCluster5 } from 'redis-5'
 import type { RedisClientLike } from '../../src/redis.js'
+
+// The other versions and forks are loaded when a test asks for one (the contract suite): each
+// costs up to a second and a half of a test file's start, and most files use none of them.
+const redis4 = async () => await import('redis-4')
+const redis5 = async () => await import('redis-5')
+const ioredis6 = async () => await import('ioredis-6')
+const iovalkey = async () => await import('iovalkey')
 
 /** The Redis the global setup started (or the user's, through REDIS_URL). */
 export const redisUrl = (): string => {
@@ -62,14 +65,14 @@ export const redisClients = (options: { url?: string } = {}) => {
     glide: async () => keep(await GlideClient.createClient({ addresses: [standalone()], requestTimeout: 5000 }), (c) => { c.close() }),
     // The other versions and forks the store names (docs/redis.md), each alone and on the cluster; typed as the store takes them.
     // v4's connect() resolves nothing: the client is the one created.
-    nodeRedis4: async (): Promise<RedisClientLike> => await connected(keep(createClient4({ url: url() }), async (c) => await c.quit())),
-    nodeRedis4Cluster: async (): Promise<RedisClientLike> => await connected(keep(createCluster4({ rootNodes: rootNodes() }), async (c) => await c.quit())),
-    nodeRedis5: async (): Promise<RedisClientLike> => keep(await createClient5({ url: url() }).connect(), async (c) => await c.quit()),
-    nodeRedis5Cluster: async (): Promise<RedisClientLike> => keep(await createCluster5({ rootNodes: rootNodes() }).connect(), async (c) => await c.quit()),
-    ioredis6: async (): Promise<RedisClientLike> => await connected(keep(new Redis6(url(), { lazyConnect: true, maxRetriesPerRequest: 1 }), async (c) => await c.quit())),
-    ioredis6Cluster: async (): Promise<RedisClientLike> => await connected(keep(new Cluster6(clusterNodes(), { lazyConnect: true }), async (c) => await c.quit())),
-    iovalkey: async (): Promise<RedisClientLike> => await connected(keep(new Valkey(url(), { lazyConnect: true, maxRetriesPerRequest: 1 }), async (c) => await c.quit())),
-    iovalkeyCluster: async (): Promise<RedisClientLike> => await connected(keep(new ValkeyCluster(clusterNodes(), { lazyConnect: true }), async (c) => await c.quit())),
+    nodeRedis4: async (): Promise<RedisClientLike> => await connected(keep((await redis4()).createClient({ url: url() }), async (c) => await c.quit())),
+    nodeRedis4Cluster: async (): Promise<RedisClientLike> => await connected(keep((await redis4()).createCluster({ rootNodes: rootNodes() }), async (c) => await c.quit())),
+    nodeRedis5: async (): Promise<RedisClientLike> => keep(await (await redis5()).createClient({ url: url() }).connect(), async (c) => await c.quit()),
+    nodeRedis5Cluster: async (): Promise<RedisClientLike> => keep(await (await redis5()).createCluster({ rootNodes: rootNodes() }).connect(), async (c) => await c.quit()),
+    ioredis6: async (): Promise<RedisClientLike> => await connected(keep(new (await ioredis6()).Redis(url(), { lazyConnect: true, maxRetriesPerRequest: 1 }), async (c) => await c.quit())),
+    ioredis6Cluster: async (): Promise<RedisClientLike> => await connected(keep(new (await ioredis6()).Cluster(clusterNodes(), { lazyConnect: true }), async (c) => await c.quit())),
+    iovalkey: async (): Promise<RedisClientLike> => await connected(keep(new (await iovalkey()).Redis(url(), { lazyConnect: true, maxRetriesPerRequest: 1 }), async (c) => await c.quit())),
+    iovalkeyCluster: async (): Promise<RedisClientLike> => await connected(keep(new (await iovalkey()).Cluster(clusterNodes(), { lazyConnect: true }), async (c) => await c.quit())),
     glideCluster: async () => keep(await GlideClusterClient.createClient({ addresses: clusterNodes(), requestTimeout: 5000 }), (c) => { c.close() }),
     close: async () => { await Promise.all(opened.splice(0).map(async (close) => await close())) }
   }

@@ -266,8 +266,11 @@ describe.each(prefixing)('a %s client with its own keyPrefix', (_name, make) => 
 })
 
 test('a client set to read from replicas (GLIDE, readFrom preferReplica) still reads records from the primary, which has the latest claim', async () => {
-  const replica = await startRedisServer(['--replicaof', '127.0.0.1', String(own.port)])
   const primaryAdmin = await createClient({ url: own.url }).connect()
+  // A replica's first sync is diskless, and by default waits 5 s for more replicas to join it:
+  // this file's own server starts it at once.
+  await primaryAdmin.configSet('repl-diskless-sync-delay', '0')
+  const replica = await startRedisServer(['--replicaof', '127.0.0.1', String(own.port)])
   const replicaAdmin = await createClient({ url: replica.url }).connect()
   const glide = await GlideClient.createClient({ addresses: [{ host: '127.0.0.1', port: own.port }, { host: '127.0.0.1', port: replica.port }], readFrom: 'preferReplica', requestTimeout: 5000 })
   try {

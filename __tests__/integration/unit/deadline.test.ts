@@ -17,7 +17,8 @@ import { failedIds, lambdaContext, recordingLogger, redelivered, sqsEvent, sqsRe
 // client's defaults queueing commands offline) must not keep Lambda past its deadline: every
 // store call is given up at the deadline less timeoutMarginMs, Lambda gets its answer with the
 // unfinished records failed, and the log names the call that hung. The deadline is that of a
-// Lambda context following a real clock, 3 s away; the answer must come before it.
+// Lambda context following a real clock, 2 s away (1.5 s for idempotent(fn), whose margin is 1 s),
+// with a margin that leaves the hung call half a second: the answer must come before the deadline.
 
 const cleanups: Array<() => Promise<unknown> | unknown> = []
 afterEach(async () => {
@@ -66,10 +67,10 @@ describe.each(hungStores)('%s', (_name, hungStore) => {
     let ran = 0
     const handler = middy<SQSEvent>()
       .use(sqsPartialBatchFailure({ logger: false as never }))
-      .use(entryIdempotency({ store: await hungStore(), namespace: 'hung', logger, timeoutMarginMs: 1000 }))
+      .use(entryIdempotency({ store: await hungStore(), namespace: 'hung', logger, timeoutMarginMs: 1500 }))
       .handler(perRecord(async () => { ran++ }))
     const records = [sqsRecord({ n: 1 }), sqsRecord({ n: 2 }), sqsRecord({ n: 3 }, { receiveCount: 2 })]
-    const { deadline, context } = invocation(3000)
+    const { deadline, context } = invocation(2000)
     const response = await handler(sqsEvent(records), context)
     expect(Date.now()).toBeLessThan(deadline)
     expect(failedIds(response)).toEqual(records.map((r) => r.messageId))
@@ -80,9 +81,9 @@ describe.each(hungStores)('%s', (_name, hungStore) => {
   test.each(eventEntries)('a whole event through %s fails before the deadline with an IdempotencyStoreError naming the hung claim; the handler does not run', async (_entry, entryIdempotency) => {
     let ran = 0
     const handler = middy<{ orderId: string }>()
-      .use(entryIdempotency({ store: await hungStore(), namespace: 'hung', logger: false, timeoutMarginMs: 1000 }))
+      .use(entryIdempotency({ store: await hungStore(), namespace: 'hung', logger: false, timeoutMarginMs: 1500 }))
       .handler(async () => { ran++; return 'charged' })
-    const { deadline, context } = invocation(3000)
+    const { deadline, context } = invocation(2000)
     const error = await handler({ orderId: 'o-1' }, context).catch((e: unknown) => e)
     expect(Date.now()).toBeLessThan(deadline)
     expect(error).toBeInstanceOf(IdempotencyStoreError)
@@ -93,7 +94,7 @@ describe.each(hungStores)('%s', (_name, hungStore) => {
   test('makeIdempotent(fn) given the Lambda context rejects before the deadline with an IdempotencyStoreError naming the hung claim; fn does not run', async () => {
     let ran = 0
     const charge = makeIdempotent(async (order: { orderId: string }, _context: unknown) => { ran++; return `charged ${order.orderId}` }, { store: await hungStore(), namespace: 'hung', logger: false })
-    const { deadline, context } = invocation(3000)
+    const { deadline, context } = invocation(1500)
     const error = await charge({ orderId: 'o-1' }, context).catch((e: unknown) => e)
     expect(Date.now()).toBeLessThan(deadline)
     expect(error).toBeInstanceOf(IdempotencyStoreError)
@@ -103,7 +104,9 @@ describe.each(hungStores)('%s', (_name, hungStore) => {
 })
 
 test('node-redis\'s TimeoutError, which has no message, is named by its class', async () => {
-  const client = createClient({ url: `redis://127.0.0.1:${await closedPort()}` })
+  // node-redis gives up on a command it could not send after commandOptions.timeout (5 s by
+  // default), with its TimeoutError: 300 ms here, the same error sooner.
+  const client = createClient({ url: `redis://127.0.0.1:${await closedPort()}`, commandOptions: { timeout: 300 } })
   client.on('error', () => {})
   client.connect().catch(() => {})
   cleanups.push(() => { client.destroy() })
@@ -112,7 +115,7 @@ test('node-redis\'s TimeoutError, which has no message, is named by its class', 
     .use(sqsPartialBatchFailure({ logger: false as never }))
     .use(idempotency({ store: new RedisStore({ client }), namespace: 'hung', logger, timeoutMarginMs: 1000 }))
     .handler(perRecord(async () => 'ok'))
-  // A deadline far enough for node-redis to give up on its own first (it does after 5 s).
+  // A deadline far enough for node-redis to give up on its own first.
   const record = sqsRecord({ n: 1 })
   expect(failedIds(await handler(sqsEvent([record]), invocation(15_000).context))).toEqual([record.messageId])
   expect(loggedErrors(logger)).toContainEqual(expect.stringMatching(/^claim of key hung#\S+ on Redis \(node-redis client.*\) failed: TimeoutError \(no message\)$/))
