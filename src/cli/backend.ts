@@ -3,6 +3,9 @@ import type { ListOptions, RecordView, ReleaseOptions, ReleaseResult } from '../
 import type { CreateTableResult } from '../stores/dynamodb/create-table.js'
 import { answeredWithin, DEFAULT_TIMEOUT_SECONDS } from './deadline.js'
 import { connectRedis, importIfInstalled, type Connected } from './redis-client.js'
+import { UsageError } from './usage-error.js'
+
+export { UsageError }
 
 /** The store a command works on, whichever it is: the functions of its entry point, bound to it. */
 export interface Backend {
@@ -16,14 +19,6 @@ export interface Backend {
 
 /** A backend before its time limit: where it is (for messages), and how to drop its client at once. */
 interface Opened extends Backend { where: string, destroy: () => void }
-
-/** A problem with how the command was called or set up (exit 2). */
-export class UsageError extends Error {
-  constructor (message: string) {
-    super(message)
-    this.name = 'UsageError'
-  }
-}
 
 /** Each DynamoDBStore option that names where a record keeps its parts, as the flag that sets it. */
 export const TABLE_FLAGS = {

@@ -1,4 +1,4 @@
-import { UsageError } from './backend.js'
+import { UsageError } from './usage-error.js'
 
 /** `import(name)`, or undefined when the package itself is not installed (any other failure is thrown). */
 export const importIfInstalled = async (name: string): Promise<any> => {
