@@ -4,8 +4,8 @@ import type { Batch } from './batch.js'
 /**
  * The live batches of an invocation, on its Lambda context: `perRecord` receives the context
  * whatever a middleware inside ours made of the event. A symbol, not enumerable, so that a
- * logged or serialised context does not show it; `Symbol.for`, so that the CommonJS and ESM
- * builds of this package, loaded side by side, find each other's batches.
+ * logged or serialised context does not show it; `Symbol.for`, so that two copies of this
+ * package in one bundle (two versions, or one imported and one required) find each other's batches.
  */
 const BATCHES = Symbol.for('middy-idempotency.batches')
 

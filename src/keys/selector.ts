@@ -158,9 +158,9 @@ const asHashed = (value: unknown): unknown =>
     ? (value as { toJSON: () => unknown }).toJSON()
     : value
 
-// Node's one-shot `crypto.hash` (20.12+, 21.7+) takes a third of `createHash`'s time for a key
-// or a message body, and every record hashes two. Read off the namespace, not imported by name,
-// so that an older Node 20 loads this module and hashes the same digest the long way.
+// Node's one-shot `crypto.hash` takes a third of `createHash`'s time for a key or a message body,
+// and every record hashes two. Every Node the package supports (22+) has it; a crypto without it
+// (a test's stand-in) hashes the same digest the long way.
 export const sha256HexWith = (lib: Pick<typeof crypto, 'createHash'> & { hash?: unknown }): (text: string) => string => {
   const oneShot = lib.hash as ((algorithm: string, data: string, encoding: 'hex') => string) | undefined
   return typeof oneShot === 'function'

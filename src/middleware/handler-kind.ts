@@ -13,7 +13,7 @@
  * Pairing a middleware with a `perRecord` built in the same synchronous stretch of code was tried
  * and dropped: a `perRecord` built there for another stack (two handlers in one module, a library
  * module evaluated in the same turn) paired with a hand-written handler, whose charged records
- * were then released and charged again (docs/batches.md: a validator in front of the handler).
+ * were then released and charged again (docs/batches.md: a middleware after `idempotency` that fails in `before`).
  */
 export class HandlerKind {
   #perRecord = false
