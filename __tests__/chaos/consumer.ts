@@ -4,7 +4,7 @@ import type middy6 from '@middy/core'
 import type { Context, SQSRecord } from 'aws-lambda'
 import { localClientConfig } from '../../scripts/dynamodb-local.mjs'
 import { idempotency, perRecord, type IdempotencyOptions, type IdempotencyStore, type PerRecordHandler, type RecordTools } from '../../src/index.js'
-import { DynamoDBStore, transactions } from '../../src/dynamodb.js'
+import { DynamoDBStore, transactions, type DynamoDBAwsLiteClient } from '../../src/dynamodb.js'
 import { storedKey } from '../../src/keys/selector.js'
 import { sqsPartialBatchFailure } from '../support/middy.js'
 import { lambdaContext } from '../support/sqs.js'
@@ -63,8 +63,24 @@ export interface StoreConnection {
   close: () => Promise<void>
 }
 
-/** A DynamoDB client of the environment's own, on DynamoDB Local, with the SDK's own retries (below the fault layer). */
+/**
+ * A DynamoDB client of the environment's own, on DynamoDB Local, with the SDK's own retries (below
+ * the fault layer). With `CHAOS_DYNAMODB_CLIENT=aws-lite`, an `@aws-lite/client` instead, with as
+ * many attempts: the same store logic over the other wire (docs/stores.md: a client without the SDK).
+ */
 export const dynamoDBConnection = (endpoint: string, tableName: string, sdkMaxAttempts: number): StoreConnection => {
+  if (process.env.CHAOS_DYNAMODB_CLIENT === 'aws-lite') {
+    const lite = import('@aws-lite/client').then(async ({ default: awsLite }) => await awsLite({
+      region: 'us-east-1', accessKeyId: 'local', secretAccessKey: 'local', endpoint, retries: sdkMaxAttempts - 1
+    }))
+    // Made once the first request needs it, with the shape of an aws-lite client (a function with its config).
+    const client = Object.assign(async (request: Parameters<DynamoDBAwsLiteClient>[0]): Promise<unknown> => await (await lite)(request as never),
+      { config: {} })
+    return {
+      store: () => new DynamoDBStore({ tableName, client, transactions }),
+      close: async () => {}
+    }
+  }
   const client = new DynamoDBClient({
     ...localClientConfig(endpoint),
     // The SDK's own retries, minus the real-time backoff (virtual time does not wait).
