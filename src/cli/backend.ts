@@ -96,18 +96,11 @@ const limited = (opened: Opened, ms: number): Backend => {
 }
 
 const dynamodb = async (tableName: string, tableOptions: Partial<Record<TableOption, string>>): Promise<Opened> => {
-  // Region, credentials and AWS_ENDPOINT_URL_DYNAMODB as the SDK reads them.
-  const sdk = await importIfInstalled('@aws-sdk/client-dynamodb')
-  if (sdk === undefined) {
-    throw new UsageError('--table needs the AWS SDK for DynamoDB, and middy-idempotency brings none: ' +
-      'install @aws-sdk/client-dynamodb in this project (npm install @aws-sdk/client-dynamodb)')
-  }
-  const { DynamoDBClient } = sdk as typeof import('@aws-sdk/client-dynamodb')
+  const client = await dynamoDBClient()
   const { DynamoDBStore, listRecords, inspectRecord, releaseRecord, createTable } = await import('../dynamodb.js')
-  const client = new DynamoDBClient({})
   let store: InstanceType<typeof DynamoDBStore>
   try {
-    store = new DynamoDBStore({ tableName, client, ...tableOptions })
+    store = new DynamoDBStore({ tableName, client: client.client as never, ...tableOptions })
   } catch (error) {
     client.destroy()
     // The flags set the store's options: a refusal of them is a usage error, in the flags' names.
@@ -123,6 +116,26 @@ const dynamodb = async (tableName: string, tableOptions: Partial<Record<TableOpt
     close: async () => { client.destroy() },
     destroy: () => { client.destroy() }
   }
+}
+
+/**
+ * A DynamoDB client of whichever is installed: the AWS SDK, else `@aws-lite/client`. Region,
+ * credentials and `AWS_ENDPOINT_URL_DYNAMODB` are read from the environment, as the SDK reads them.
+ */
+const dynamoDBClient = async (): Promise<{ client: unknown, destroy: () => void }> => {
+  const sdk = await importIfInstalled('@aws-sdk/client-dynamodb') as typeof import('@aws-sdk/client-dynamodb') | undefined
+  if (sdk !== undefined) {
+    const client = new sdk.DynamoDBClient({})
+    return { client, destroy: () => { client.destroy() } }
+  }
+  const lite = await importIfInstalled('@aws-lite/client')
+  if (lite === undefined) {
+    throw new UsageError('--table needs the AWS SDK for DynamoDB or @aws-lite/client, and middy-idempotency brings neither: ' +
+      'install @aws-sdk/client-dynamodb in this project (npm install @aws-sdk/client-dynamodb)')
+  }
+  const endpoint = process.env.AWS_ENDPOINT_URL_DYNAMODB ?? process.env.AWS_ENDPOINT_URL
+  // aws-lite keeps no sockets open between requests: nothing to destroy.
+  return { client: await lite.default(endpoint === undefined ? {} : { endpoint }), destroy: () => {} }
 }
 
 const redis = async (url: string, keyPrefix: string, timeoutMs: number): Promise<Opened> => {

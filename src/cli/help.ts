@@ -1,5 +1,6 @@
 const STORE = `Store (one of):
-  --table NAME            DynamoDB table (region, credentials and AWS_ENDPOINT_URL_DYNAMODB as the AWS SDK reads them)
+  --table NAME            DynamoDB table (region, credentials and AWS_ENDPOINT_URL_DYNAMODB as the AWS SDK reads them),
+                          through @aws-sdk/client-dynamodb, or @aws-lite/client when only that one is installed
     --key-attr NAME         partition key attribute [idempotencyKey]
     --sort-key-attr NAME    sort key attribute, for a shared table [none]
     --sort-key-value VALUE  the records' sort key value [idempotency]

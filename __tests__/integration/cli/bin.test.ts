@@ -205,12 +205,27 @@ describe('Redis clients', () => {
     }
   })
 
+  test('with @aws-lite/client installed and no AWS SDK, --table works over it (region, keys and endpoint from the environment)', async () => {
+    const lite = consumerProject(tarball, 'aws-lite-only', ['@aws-lite/client', 'aws4'])
+    const target = await dynamodbTarget()
+    try {
+      const keys = await seed(target.store, target.namespace)
+      const listed = await runBin(lite, ['list', '--json', ...target.flags], target.env)
+      expect(listed.stderr).toBe('')
+      expect(JSON.parse(listed.stdout).map((v: { key: string }) => v.key).sort()).toEqual(Object.values(keys).sort())
+      const released = await runBin(lite, ['release', keys.failed, ...target.flags], target.env)
+      expect(released).toMatchObject({ code: 0, stderr: '' })
+    } finally {
+      await target.close()
+    }
+  })
+
   test('with no AWS SDK installed, --table says what to install (exit 2)', async () => {
     const bare = consumerProject(tarball, 'no-aws-sdk', [])
     for (const command of [['list'], ['create-table']]) {
       const result = await runBin(bare, [...command, '--table', 'IdempotencyStore'])
       expect(result.code).toBe(2)
-      expect(result.stderr).toContain('--table needs the AWS SDK for DynamoDB, and middy-idempotency brings none: install @aws-sdk/client-dynamodb in this project')
+      expect(result.stderr).toContain('--table needs the AWS SDK for DynamoDB or @aws-lite/client, and middy-idempotency brings neither: install @aws-sdk/client-dynamodb in this project')
     }
   })
 
