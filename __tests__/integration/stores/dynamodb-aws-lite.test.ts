@@ -1,17 +1,47 @@
-import { describe, expect, test } from '@jest/globals'
+import { afterEach, describe, expect, jest, test } from '@jest/globals'
 import middy from '@middy/core'
 import type { SQSEvent } from 'aws-lambda'
 import { idempotency, IdempotencyStoreError } from '../../../src/index.js'
 import { DynamoDBStore, transactions } from '../../../src/dynamodb.js'
 import type { ClaimRecord } from '../../../src/stores/store.js'
 import { awsLiteClient, endpoint, freshTable } from '../../support/dynamodb.js'
+import type { DynamoDBAwsLiteClient } from '../../../src/dynamodb.js'
 import { lambdaContext, sqsEvent, sqsRecord } from '../../support/sqs.js'
 
 const NOW = Math.floor(Date.now() / 1000) * 1000
 const NOW_S = NOW / 1000
 const claimOf = (key: string, token: string): ClaimRecord => ({ key, status: 'IN_PROGRESS', expiry: NOW_S + 3600, inProgressExpiry: NOW + 30_000, leaseToken: token })
 
+afterEach(() => { jest.restoreAllMocks() })
+
 describe('DynamoDBStore on an @aws-lite/client (DynamoDB Local)', () => {
+  test('a role without the PartiQL actions, as aws-lite reports it: the claims are made one item a request, with one warning naming the actions', async () => {
+    const { client: real } = await awsLiteClient()
+    const sent: string[] = []
+    // A fault DynamoDB Local cannot be made to produce: IAM refusing BatchExecuteStatement.
+    const client: DynamoDBAwsLiteClient = Object.assign(async (request: Parameters<DynamoDBAwsLiteClient>[0]) => {
+      const operation = String(request.headers?.['X-Amz-Target']).replace(/^DynamoDB_20120810\./, '')
+      sent.push(operation)
+      if (operation === 'BatchExecuteStatement') {
+        throw Object.assign(new Error('@aws-lite/client: dynamodb: User is not authorized to perform: dynamodb:PartiQLInsert'),
+          { __type: 'com.amazonaws.dynamodb.v20120810#AccessDeniedException', statusCode: 400 })
+      }
+      return await real(request)
+    }, { config: {} })
+    const warnings = jest.spyOn(process, 'emitWarning').mockImplementation(() => {})
+    const { store, drop } = await freshTable({ store: { client } })
+    await store.claim(claimOf('warm-up', 'w'), NOW)
+    sent.length = 0
+    expect(await Promise.all(['a', 'b', 'c'].map(async (key) => await store.claim(claimOf(key, 't'), NOW)))).toEqual([undefined, undefined, undefined])
+    expect(await Promise.all(['d', 'e'].map(async (key) => await store.claim(claimOf(key, 't'), NOW)))).toEqual([undefined, undefined])
+    // One refused grouped request, then single-item claims for the life of the store.
+    expect(sent).toEqual(['BatchExecuteStatement', 'PutItem', 'PutItem', 'PutItem', 'PutItem', 'PutItem'])
+    const partiql = warnings.mock.calls.filter(([, options]) => (options as { code?: string } | undefined)?.code === 'MIDDY_IDEMPOTENCY_PARTIQL')
+    expect(partiql).toHaveLength(1)
+    expect(String(partiql[0]?.[0])).toContain('dynamodb:PartiQLInsert, dynamodb:PartiQLUpdate, dynamodb:PartiQLDelete and dynamodb:PartiQLSelect')
+    await drop()
+  })
+
   test('an @aws-lite/client instance as made by awsLite() is taken as it is', async () => {
     const { default: awsLite } = await import('@aws-lite/client')
     const client = await awsLite({ region: 'us-east-1', accessKeyId: 'local', secretAccessKey: 'local', endpoint: endpoint() })
