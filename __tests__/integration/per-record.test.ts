@@ -81,7 +81,7 @@ describe.each(batchMiddyVersions)('perRecord against DynamoDB Local, %s', (_name
     }, { timeoutEarlyInMillis: 400, now: () => nowMs })
     // Middy's early timeout fires 400 ms before a 3 s deadline, with the hung record still running
     // (the claims of a loaded machine take their time: the hung record must have started by then).
-    const deadline = Date.now() + 3000
+    let deadline = Date.now() + 3000
     const first = await handler(sqsEvent(records), lambdaContext(() => deadline - Date.now()))
     const finishedByThen = new Set(store.completions.map((c) => c.key))
     // Exactly the records whose completion had not been written are reported: the hung one at least.
@@ -103,6 +103,9 @@ describe.each(batchMiddyVersions)('perRecord against DynamoDB Local, %s', (_name
     expect([...runs.entries()].filter(([, n]) => n > 1).map(([id]) => id)).toEqual([hung.messageId])
 
     // The stale first run ends at last: its completion is fenced off, the new owner's result stands.
+    // Its invocation still has time then: past the deadline its completion would be given up at
+    // once (and aborted, never reaching the store, unless the store answered within a millisecond).
+    deadline = Date.now() + 30_000
     hang.resolve()
     await store.completed(11)
     expect(store.completions.at(-1)).toEqual({ key: expect.any(String), held: false })
@@ -140,8 +143,11 @@ describe.each(batchMiddyVersions)('perRecord against DynamoDB Local, %s', (_name
     const { handler, namespace } = stack(async (record) => {
       started.push(record.messageId)
       await hang.promise
-    }, { concurrency: 1, timeoutEarlyInMillis: 100 })
-    const deadline = Date.now() + 250
+    }, { concurrency: 1, timeoutEarlyInMillis: 500 })
+    // Inside the 1 s timeoutMarginMs a store call waits half of what is left: the claims 500 ms,
+    // done before Middy's timeout 500 ms in, and the releases after it 250 ms (DynamoDB Local
+    // answers in a few, but slower while another test file runs beside this one).
+    const deadline = Date.now() + 1000
     const answer = await handler(sqsEvent(records), lambdaContext(() => deadline - Date.now())).catch((error: unknown) => error)
     expect(failedIds(answer).sort()).toEqual(records.map((r) => r.messageId).sort())
     expect(started).toEqual([records[0]?.messageId])
@@ -155,7 +161,8 @@ describe.each(batchMiddyVersions)('perRecord against DynamoDB Local, %s', (_name
       // A fetch given the signal: the request is out; the abort only stops waiting for its answer.
       await new Promise((_resolve, reject) => { signal.addEventListener('abort', () => { reject(signal.reason) }) })
     }, { timeoutEarlyInMillis: 100 })
-    const deadline = Date.now() + 250
+    // The claim may wait 350 ms (half of what is left inside timeoutMarginMs), before Middy's timeout 600 ms in.
+    const deadline = Date.now() + 700
     const answer = await handler(sqsEvent(records), lambdaContext(() => deadline - Date.now())).catch((error: unknown) => error)
     expect(failedIds(answer)).toEqual([records[0]?.messageId])
     // perRecord has settled the rejected record by now: it is still held.

@@ -363,7 +363,8 @@ describe.each(integrationStores)('on %s', (_store, open) => {
       const namespace = `timeout-${Math.random()}`
       let finish!: () => void
       const stuck = new Promise<void>((resolve) => { finish = resolve })
-      const deadline = Date.now() + 400
+      // The claim may wait 400 ms (half of what is left inside timeoutMarginMs), before Middy's timeout 500 ms in.
+      const deadline = Date.now() + 800
       const handler = middy<SQSEvent>({ timeoutEarlyInMillis: 300 })
         .use(sqsPartialBatchFailure({ logger: false as never }))
         .use(idempotency({ store: backend.store, namespace, logger: false }))

@@ -148,7 +148,8 @@ export const describeWholeEvent = (storeName: string, makeStore: () => Promise<S
 
     test('Middy early timeout keeps the lease: the record stays IN_PROGRESS', async () => {
       const { store, records } = await makeStore()
-      const deadline = Date.now() + 300
+      // The claim may wait 350 ms (half of what is left inside timeoutMarginMs), before Middy's timeout 500 ms in.
+      const deadline = Date.now() + 700
       const handler = middy<Event, unknown>({ timeoutEarlyInMillis: 200 })
         .use(idempotency({ store, key: 'orderId', logger: false }))
         .handler(async () => await new Promise(() => {}))
