@@ -10,6 +10,9 @@ import { lambdaContext, sqsEvent, sqsRecord } from '../../support/sqs.js'
 
 const NOW = Math.floor(Date.now() / 1000) * 1000
 const NOW_S = NOW / 1000
+// An hour on: `expired` has expired by then, and is still in the table (DynamoDB Local's TTL
+// deletes a record that expired a second ago within seconds, which would make it a new key).
+const LATER = NOW + 3_600_000
 const claimOf = (key: string, token: string): ClaimRecord => ({ key, status: 'IN_PROGRESS', expiry: NOW_S + 3600, inProgressExpiry: NOW + 30_000, leaseToken: token })
 
 afterEach(() => { jest.restoreAllMocks() })
@@ -57,13 +60,13 @@ describe('DynamoDBStore on an @aws-lite/client (DynamoDB Local)', () => {
     const { store, drop } = await freshTable({ store: { client } })
     await store.claim(claimOf('warm-up', 'w'), NOW)
     await store.claim(claimOf('duplicate', 'first'), NOW)
-    await store.complete('duplicate', 'first', { expiry: NOW_S + 3600, responseData: '"done"' })
-    await store.claim(claimOf('refused', 'other'), NOW)
+    await store.complete('duplicate', 'first', { expiry: NOW_S + 7200, responseData: '"done"' })
+    await store.claim({ ...claimOf('refused', 'other'), inProgressExpiry: LATER + 30_000 }, NOW)
     await store.claim({ ...claimOf('lapsed', 'gone'), inProgressExpiry: NOW - 1 }, NOW - 5000)
     await store.claim(claimOf('expired', 'old'), NOW - 5000)
-    await store.complete('expired', 'old', { expiry: NOW_S - 1 })
+    await store.complete('expired', 'old', { expiry: NOW_S + 1800 })
     sent.length = 0
-    const answers = await Promise.all(['new', 'duplicate', 'refused', 'lapsed', 'expired'].map(async (key) => await store.claim(claimOf(key, 'mine'), NOW)))
+    const answers = await Promise.all(['new', 'duplicate', 'refused', 'lapsed', 'expired'].map(async (key) => await store.claim(claimOf(key, 'mine'), LATER)))
     expect(answers).toEqual([
       undefined,
       expect.objectContaining({ status: 'COMPLETED', responseData: '"done"' }),

@@ -75,9 +75,11 @@ describe('DynamoDBStore.commit fences, on DynamoDB Local', () => {
     expect(await ledgerEntry(`${lapsed}-mine`)).toBe('mine')
 
     const expired = `k-expired-${uid()}`
-    await table.store.claim({ ...claimOf(expired, 'other', 30_000), expiry: Math.floor(NOW / 1000) - 1 }, NOW)
-    expect(await table.store.complete(expired, 'other', { expiry: Math.floor(NOW / 1000) - 1 })).toBe(true)
-    expect(await store.commit(expired, `mine-${uid()}`, { expiry: Math.floor(NOW / 1000) + 3600, payloadHash: 'h' }, [entry(`${expired}-mine`, 'mine')], { nowMs: NOW })).toEqual({ status: 'committed' })
+    // Expired at the commit, an hour on, and still in the table: DynamoDB Local's TTL deletes a
+    // record that expired by the machine's clock within seconds, which would make it a new key.
+    await table.store.claim({ ...claimOf(expired, 'other', 30_000), expiry: Math.floor(NOW / 1000) + 1800 }, NOW)
+    expect(await table.store.complete(expired, 'other', { expiry: Math.floor(NOW / 1000) + 1800 })).toBe(true)
+    expect(await store.commit(expired, `mine-${uid()}`, { expiry: Math.floor(NOW / 1000) + 7200, payloadHash: 'h' }, [entry(`${expired}-mine`, 'mine')], { nowMs: NOW + 3_600_000 })).toEqual({ status: 'committed' })
 
     const completed = `k-completed-${uid()}`
     await table.store.claim(claimOf(completed, 'other', 0), NOW)

@@ -7,6 +7,10 @@ import { freshTable, localClient } from '../../support/dynamodb.js'
 // Whole seconds, so that second and millisecond comparisons below are exact.
 const NOW = Math.floor(Date.now() / 1000) * 1000
 const NOW_S = NOW / 1000
+// A moment an hour on, when records that expired before it are still in the table: DynamoDB's TTL
+// deletes an expired item within days, DynamoDB Local within seconds (which made a record that
+// expired a second ago vanish mid-test). https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html
+const LATER = NOW + 3_600_000
 const claimOf = (key: string, token: string, payloadHash?: string): ClaimRecord => ({
   key, status: 'IN_PROGRESS', expiry: NOW_S + 3600, inProgressExpiry: NOW + 30_000, leaseToken: token, ...(payloadHash === undefined ? {} : { payloadHash })
 })
@@ -53,16 +57,17 @@ describe.each([
     const { store } = table
     await store.claim(claimOf('warm-up', 'w'), NOW)
     // duplicate: COMPLETED and protecting; refused: IN_PROGRESS under a live lease; lapsed: its lease is over; expired: past its expiry.
+    // The batch claims at LATER: by then `expired` has expired, and no record has yet been deleted by TTL.
     await store.claim({ ...claimOf('duplicate', 'first'), payloadHash: 'h' }, NOW)
-    await store.complete('duplicate', 'first', { expiry: NOW_S + 3600, responseData: '"done"' })
-    await store.claim(claimOf('refused', 'other'), NOW)
+    await store.complete('duplicate', 'first', { expiry: NOW_S + 7200, responseData: '"done"' })
+    await store.claim({ ...claimOf('refused', 'other'), inProgressExpiry: LATER + 30_000 }, NOW)
     await store.claim({ ...claimOf('lapsed', 'gone'), inProgressExpiry: NOW - 1 }, NOW - 5000)
     await store.claim(claimOf('expired', 'old', 'old-hash'), NOW - 5000)
-    await store.fail('expired', 'old', { expiry: NOW_S - 1, error: { name: 'Boom', message: 'old failure' } })
+    await store.fail('expired', 'old', { expiry: NOW_S + 1800, error: { name: 'Boom', message: 'old failure' } })
     sent.length = 0
 
     const keys = ['new', 'duplicate', 'refused', 'lapsed', 'expired']
-    const answers = await Promise.all(keys.map(async (key) => await store.claim(claimOf(key, `mine-${key}`), NOW)))
+    const answers = await Promise.all(keys.map(async (key) => await store.claim(claimOf(key, `mine-${key}`), LATER)))
 
     expect(answers[0]).toBeUndefined()
     expect(answers[1]).toMatchObject({ key: 'duplicate', status: 'COMPLETED', responseData: '"done"', payloadHash: 'h' })
@@ -152,7 +157,8 @@ describe('DynamoDBStore grouped writes: what goes alone, and faults', () => {
     const { client, sent } = watchedClient()
     const { store, tableName, drop } = await freshTable({ client })
     await Promise.all(['vanishing-1', 'vanishing-2'].map(async (key) => await store.claim(claimOf(key, 'old'), NOW - 60_000)))
-    await Promise.all(['vanishing-1', 'vanishing-2'].map(async (key) => await store.complete(key, 'old', { expiry: NOW_S - 1 })))
+    // Expired at LATER, when they are claimed again; not yet at the wall clock, so TTL leaves them be.
+    await Promise.all(['vanishing-1', 'vanishing-2'].map(async (key) => await store.complete(key, 'old', { expiry: NOW_S + 1800 })))
     sent.length = 0
     // Between the INSERTs (refused: the keys exist) and the UPDATEs, the records are deleted, as TTL or a release would.
     client.middlewareStack.add((next, context) => async (args) => {
@@ -162,7 +168,7 @@ describe('DynamoDBStore grouped writes: what goes alone, and faults', () => {
       }
       return await next(args)
     }, { step: 'initialize', name: 'deleteBeforeTakeover', priority: 'low' })
-    const answers = await Promise.all(['vanishing-1', 'vanishing-2'].map(async (key) => await store.claim(claimOf(key, 'new'), NOW)))
+    const answers = await Promise.all(['vanishing-1', 'vanishing-2'].map(async (key) => await store.claim(claimOf(key, 'new'), LATER)))
     expect(answers).toEqual([undefined, undefined])
     expect(sent.map((s) => s.statements)).toEqual([['INSERT', 'INSERT'], ['UPDATE', 'UPDATE'], ['INSERT', 'INSERT']])
     const stored = await store.read(['vanishing-1', 'vanishing-2'])

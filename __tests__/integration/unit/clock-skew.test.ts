@@ -40,7 +40,9 @@ describe.each(stores)('clockSkewMs, %s', (_name, makeStore) => {
   test('a COMPLETED record still protects, past its expiry by less than clockSkewMs, on a host whose clock trails the server\'s', async () => {
     const store = await makeStore()
     const namespace = `skew-${Math.random().toString(36).slice(2, 10)}`
-    const serverNow = Date.now()
+    // The server's clock an hour on from the machine's: the record has expired by it, and is still
+    // there. DynamoDB's TTL deletes an expired item within days; DynamoDB Local within seconds.
+    const serverNow = Date.now() + 3_600_000
     // Host A charged 5 s ago (its clock is right) with a record that protects for about 2 s: by
     // the server's clock it expired a moment ago.
     const hostA = host(store, namespace, () => serverNow - 5000, { clockSkewMs: 6000, expiresAfterSeconds: 1 })
