@@ -1,6 +1,6 @@
 import { defaults } from './defaults.js'
 import { IdempotencyConfigError } from './errors.js'
-import { needsCommit } from './unit/commit.js'
+import { needsCommit } from './unit/completion.js'
 import type { LifecycleConfig } from './unit/config.js'
 import { LocalCache } from './unit/local-cache.js'
 import { parsePath } from './keys/selector.js'

@@ -31,6 +31,9 @@ export interface AnsweredBatch {
 /** How the handler answered: its `Promise.allSettled` array, or Lambda's own `{ batchItemFailures }`. */
 export type AnswerForm = 'array' | 'native'
 
+/** A hand-written handler's answer, read: a result per record it ran; `cutOff` when the deadline came first. */
+export interface ReadAnswer { form: AnswerForm, results: Array<PromiseSettledResult<unknown>>, cutOff?: true }
+
 const PENDING = Symbol('pending at the deadline')
 
 /**
@@ -41,9 +44,7 @@ const PENDING = Symbol('pending at the deadline')
  * `Promise.allSettled`) is awaited and settles its record as `Promise.allSettled` would have:
  * what the handler meant, and never a record acknowledged before its work has ended.
  */
-export const readAnswer = async (
-  response: unknown, batch: AnsweredBatch, waitMs?: number
-): Promise<{ form: AnswerForm, results: Array<PromiseSettledResult<unknown>>, cutOff?: true }> => {
+export const readAnswer = async (response: unknown, batch: AnsweredBatch, waitMs?: number): Promise<ReadAnswer> => {
   const { run, source } = batch
   if (Array.isArray(response)) {
     if (response.length !== run.length) {

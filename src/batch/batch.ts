@@ -1,9 +1,8 @@
 import { IdempotencyConfigError, IdempotencyError, IdempotencyHeldBackError } from '../errors.js'
 import type { LifecycleConfig } from '../unit/config.js'
 import { deadlineWithin, type Lease } from '../unit/lease.js'
-import { rejected, type ClaimDecision } from '../unit/outcome.js'
-import { settleUnit } from '../unit/settle.js'
-import { keepFailed, type Settlement } from '../unit/fenced-writes.js'
+import { rejected, type ClaimDecision, type Settlement } from '../unit/outcome.js'
+import { settleUnit, type SettleContext } from '../unit/settle.js'
 import type { BatchSource } from '../sources/source.js'
 import { answerBatch, reportBatch, type AnswerForm } from './answer.js'
 import { isClaimed, unitOf, type ClaimedRecord, type Fate, type PreparedRecord, type RecordState } from './record-state.js'
@@ -161,7 +160,7 @@ export class Batch {
    * `writing` is told when this one's turn has come (at once while the store has room).
    */
   async settle (state: RecordState, result: PromiseSettledResult<unknown>, writes: readonly unknown[] = [], writing?: () => void): Promise<void> {
-    await this.#settleThrough(state, result, writes, async (write) => await this.#storeRequests.run(write, writing))
+    await this.#settleThrough(state, result, { writes }, async (write) => await this.#storeRequests.run(write, writing))
   }
 
   /**
@@ -169,7 +168,7 @@ export class Batch {
    * the completions of records whose work has ended: the answer must reach Lambda before its deadline.
    */
   async settleAtOnce (state: RecordState, result: PromiseRejectedResult): Promise<void> {
-    await this.#settleThrough(state, result, [], async (write) => await write())
+    await this.#settleThrough(state, result, {}, async (write) => await write())
   }
 
   /**
@@ -177,17 +176,26 @@ export class Batch {
    * it never ran, so it is released whatever `onFailure` says, and fails with `error`.
    */
   async release (state: RecordState, error: Error): Promise<void> {
-    await this.#settleThrough(state, rejected(error), [], async (write) => await this.#storeRequests.run(write), false)
+    await this.#settleThrough(state, rejected(error), { attempted: false }, async (write) => await this.#storeRequests.run(write))
   }
 
-  async #settleThrough (state: RecordState, result: PromiseSettledResult<unknown>, writes: readonly unknown[], send: (write: () => Promise<Settlement>) => Promise<Settlement>, attempted = true): Promise<void> {
+  /**
+   * A claimed record kept FAILED, whatever `onFailure` says, because the handler's answer cannot
+   * be read: it may have taken effect (close.ts).
+   */
+  async keepFailed (state: RecordState, error: unknown): Promise<void> {
+    await this.#settleThrough(state, rejected(error), { keepFailed: true }, async (write) => await write())
+  }
+
+  /** The one way a record of the batch is settled: once, through `settleUnit`, its fate then `settled`. */
+  async #settleThrough (state: RecordState, result: PromiseSettledResult<unknown>, how: Omit<SettleContext, 'timedOut'>, send: (write: () => Promise<Settlement>) => Promise<Settlement>): Promise<void> {
     const fate = state.fate
     if (fate.kind !== 'claimed' || fate.phase === 'settling' || fate.phase === 'settled') return
     this.#become(state, { ...fate, phase: 'settling' })
     // Failed after Middy's timeout, or so close to the deadline that it most likely is one:
     // judged when the work ended, not when the store had room for its write.
     const timedOut = this.timedOut || deadlineWithin(this.context, this.limits.timeoutMarginMs)
-    const settlement = await send(async () => await settleUnit(this.config, fate.unit, fate.hold, result, { writes, timedOut, ...(attempted ? {} : { attempted }) }))
+    const settlement = await send(async () => await settleUnit(this.config, fate.unit, fate.hold, result, { ...how, timedOut }))
     this.#become(state, {
       ...fate,
       phase: 'settled',
@@ -213,13 +221,6 @@ export class Batch {
   /** A claimed record the batch closed on before `perRecord` started it. */
   notStarted (state: ClaimedRecord): void {
     this.#become(state, { ...state.fate, phase: 'not-started' })
-  }
-
-  /** A claimed record kept FAILED, whatever `onFailure` says, because the handler's answer cannot be read (close.ts). */
-  async keptFailed (state: ClaimedRecord, error: unknown): Promise<void> {
-    const fate = state.fate
-    await keepFailed(this.config, fate.unit, fate.hold, error)
-    this.#become(state, { ...fate, phase: 'settled', result: rejected(error), settledAs: 'failed', onFailure: 'fail' })
   }
 
   /** Whether `perRecord` answered before every record it was given had settled (a returning `timeoutEarlyResponse`). */

@@ -1,6 +1,7 @@
 import { IdempotencyHeldBackError } from '../errors.js'
 import { rejected } from '../unit/outcome.js'
 import type { Batch } from './batch.js'
+import type { ReadAnswer } from './answer.js'
 
 /**
  * The deadline came (docs/architecture.md: the batch flow, timeouts): records still running
@@ -39,9 +40,19 @@ export const closeOnError = async (batch: Batch, error: unknown, perRecordHandle
 }
 
 /**
+ * A hand-written handler answered, and its answer was read: each record it ran settles with its
+ * result. Cut off at the deadline, what failed from here may have taken effect, and keeps its lease.
+ */
+export const closeOnAnswer = async (batch: Batch, read: ReadAnswer): Promise<void> => {
+  if (read.cutOff === true) batch.close(true)
+  const results = new Map(batch.run.map((state, i) => [state, read.results[i] as PromiseSettledResult<unknown>]))
+  await batch.settleEach(async (state) => { await batch.settle(state, results.get(state) as PromiseSettledResult<unknown>) })
+}
+
+/**
  * The handler ran but its answer cannot be read: some records may have taken effect. Each
  * unsettled one is kept FAILED rather than released to run again.
  */
 export const closeOnUnreadableAnswer = async (batch: Batch, error: unknown): Promise<void> => {
-  await batch.settleEach(async (state) => { await batch.keptFailed(state, error) })
+  await batch.settleEach(async (state) => { await batch.keepFailed(state, error) })
 }

@@ -1,6 +1,6 @@
 import type { IdempotencyError } from '../errors.js'
 import type { Unit } from '../unit/config.js'
-import type { Hold } from '../unit/fenced-writes.js'
+import type { Hold } from '../unit/outcome.js'
 import type { ClaimDecision } from '../unit/outcome.js'
 import type { FailureDecision, OutcomeKind } from '../types.js'
 

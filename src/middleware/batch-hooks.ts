@@ -1,4 +1,3 @@
-import { forEachBounded } from '../batch/bounded.js'
 import { IdempotencyConfigError } from '../errors.js'
 import type { LifecycleConfig } from '../unit/config.js'
 import { storeDeadline, withDeadline } from '../unit/deadline.js'
@@ -8,10 +7,10 @@ import { originalError, timedOut, watchErrors } from './timeout.js'
 import { fieldOf, listOf, type BatchSource } from '../sources/source.js'
 import type { MiddyRequest } from '../types.js'
 import type { Hooks } from './idempotency.js'
-import { readAnswer } from '../batch/answer.js'
+import { readAnswer, type ReadAnswer } from '../batch/answer.js'
 import { Batch } from '../batch/batch.js'
 import type { BatchLimits } from '../batch/limits.js'
-import { closeOnError, closeOnTimeout, closeOnUnreadableAnswer } from '../batch/close.js'
+import { closeOnAnswer, closeOnError, closeOnTimeout, closeOnUnreadableAnswer } from '../batch/close.js'
 import { claimBatch, prepareRecords } from '../batch/claim-batch.js'
 import { handOver, takeBack } from '../batch/handover.js'
 import type { HandlerKind } from './handler-kind.js'
@@ -90,7 +89,7 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
       // it was given (which a middleware inside ours may have changed), not with these.
       return answer(request, batch, Array.isArray(request.response) ? 'array' : 'native')
     }
-    let read: Awaited<ReturnType<typeof readAnswer>>
+    let read: ReadAnswer
     try {
       const leftMs = remainingMs(request.context)
       const answered = { run: batch.run, delivered: batch.records, source, left: left ?? [] }
@@ -104,11 +103,7 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
       end(batch)
       throw error
     }
-    // Cut off at the deadline: what failed from here may have taken effect, and keeps its lease.
-    if (read.cutOff === true) batch.close(true)
-    await forEachBounded(batch.run, limits.concurrency, async (state, i) => {
-      await batch.settle(state, read.results[i] as PromiseSettledResult<unknown>)
-    })
+    await closeOnAnswer(batch, read)
     // A tumbling window's `state` is the handler's to carry to the next invocation:
     // https://docs.aws.amazon.com/lambda/latest/dg/services-kinesis-windows.html
     const window = request.response as { state?: unknown } | null | undefined

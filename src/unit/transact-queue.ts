@@ -1,5 +1,5 @@
 import { IdempotencyConfigError, IdempotencyTransactError } from '../errors.js'
-import { needsCommit, storeName } from './commit.js'
+import { needsCommit, storeName } from './completion.js'
 import type { LifecycleConfig } from './config.js'
 
 // The first refusal of each queue: a function that catches what `transact` threw and returns

@@ -3,11 +3,24 @@ import { asStoreError } from './stored-error.js'
 import { withinDeadline } from './deadline.js'
 import type { StoreLimits } from '../stores/store.js'
 import type { LifecycleConfig, Unit } from './config.js'
-import { fulfilled, rejected } from './outcome.js'
 import { serialiseResponse } from './stored-result.js'
 import { judge } from './claim.js'
 import { kindOfRefusal } from '../observe/report.js'
-import { applyOnFailure, keepFailed, releaseRegardlessOfPolicy, type Hold, type Settlement } from './fenced-writes.js'
+import { fulfilled, rejected, type Hold, type Settlement } from './outcome.js'
+
+/*
+ * How a unit's result is stored: `complete` marks the record COMPLETED; `commitWithCompletion`
+ * does so in one transaction with the work's `transact` writes. Neither writes a failure: a
+ * result that cannot be stored comes back `Refused`, and settle.ts writes what that calls for,
+ * so that every failure write of a unit is made in one place.
+ */
+
+/**
+ * A result that could not be stored, none of its writes applied: `then` says what becomes of the
+ * record. `keep-failed`: the work may have had effects, it is kept FAILED whatever `onFailure`
+ * says; `on-failure`: the policy applies; `release`: a temporary refusal, released for a retry.
+ */
+export interface Refused { refused: Error, then: 'keep-failed' | 'on-failure' | 'release' }
 
 /** The store's class name, for errors that say which store cannot do what. */
 export const storeName = (config: LifecycleConfig): string => {
@@ -54,12 +67,41 @@ const sizeOf = (value: unknown): number => {
 }
 
 /**
+ * The handler succeeded: store its result as COMPLETED, fenced by our token.
+ * The unit reports fulfilled with the result; a result that cannot be stored is refused (the
+ * record then fails, never a silent success).
+ */
+export const complete = async (config: LifecycleConfig, unit: Unit, leaseToken: string, response: unknown): Promise<Settlement | Refused> => {
+  const serialised = serialiseResponse(response, config.store.limits?.maxResponseBytes)
+  // The work ran: it may have had effects, so it is kept FAILED rather than run again.
+  if (!serialised.ok) return { refused: new IdempotencyResponseError(unit.key, serialised.problem), then: 'keep-failed' }
+  const expiry = Math.floor(config.now() / 1000) + config.expiresAfterSeconds
+  const outcome = serialised.json === undefined ? { expiry } : { expiry, responseData: serialised.json }
+  try {
+    // Given up at the deadline, the completion may still land (COMPLETED: a redelivery replays
+    // it) or not (IN_PROGRESS under our lease: a redelivery waits for it to lapse, then runs
+    // again, as after any store fault here). Either way the lease is kept, never released:
+    // releasing would let a redelivery run the work again while the completion may still land.
+    if (!await withinDeadline(config, 'complete', unit.key, async (bound) => await config.store.complete(unit.key, leaseToken, outcome, { ...bound, clockSkewMs: config.clockSkewMs }))) {
+      // Logged once, as the unit's outcome.
+      return { result: fulfilled(response), kind: 'lease-lost' }
+    }
+  } catch (error) {
+    // The lease stays: a redelivery meets IN_PROGRESS until it lapses, then runs again.
+    // Logged once, as the unit's outcome.
+    return { result: rejected(asStoreError(error, 'complete', unit.key)), kind: 'store-error' }
+  }
+  config.cache?.remember({ key: unit.key, status: 'COMPLETED', ...outcome, ...(unit.payloadHash === undefined ? {} : { payloadHash: unit.payloadHash }) })
+  return { result: fulfilled(response), kind: 'completed' }
+}
+
+/**
  * The work succeeded and its effects are `writes`: apply them and mark the record COMPLETED
  * in one transaction (docs/architecture.md: transact). Refused by one of the writes: nothing applied, the record
  * fails with an `IdempotencyTransactError` through `onFailure`. Refused by our fence: nothing
  * applied, reported failed as a lost lease (the new owner's result replays later).
  */
-export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, hold: Hold, response: unknown, writes: readonly unknown[]): Promise<Settlement> => {
+export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, hold: Hold, response: unknown, writes: readonly unknown[]): Promise<Settlement | Refused> => {
   const { leaseToken, unclaimed = false } = hold
   /**
    * None of the writes was applied. `keep`: the work cannot be completed as it is (its result
@@ -67,20 +109,13 @@ export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, 
    * record is kept FAILED, as `complete` does; otherwise `onFailure` applies. Unclaimed
    * (`effects: 'transact-only'`), there were no other effects: the policy applies.
    */
-  const refuse = async (error: Error, keep = false): Promise<Settlement> => {
-    if (keep && !unclaimed) {
-      await keepFailed(config, unit, hold, error)
-      return { result: rejected(error), kind: 'failed', onFailure: 'fail' }
-    }
-    const done = await applyOnFailure(config, unit, hold, error)
-    return { result: rejected(error), kind: 'failed', ...(done === undefined ? {} : { onFailure: done }) }
-  }
+  const refuse = (error: Error, keep = false): Refused => ({ refused: error, then: keep && !unclaimed ? 'keep-failed' : 'on-failure' })
   const commit = config.store.commit?.bind(config.store)
-  if (commit === undefined) return await refuse(needsCommit(config, 'idempotency: transact'))
+  if (commit === undefined) return refuse(needsCommit(config, 'idempotency: transact'))
   const limit = tooMuch(writes, config.store.limits?.transaction)
-  if (limit !== undefined) return await refuse(new IdempotencyTransactError(`transact for key ${unit.key}: ${limit.problem}; nothing was written`, { key: unit.key, code: limit.code }), true)
+  if (limit !== undefined) return refuse(new IdempotencyTransactError(`transact for key ${unit.key}: ${limit.problem}; nothing was written`, { key: unit.key, code: limit.code }), true)
   const serialised = serialiseResponse(response, config.store.limits?.maxResponseBytes)
-  if (!serialised.ok) return await refuse(new IdempotencyResponseError(unit.key, `${serialised.problem}; none of its transact writes was applied`), true)
+  if (!serialised.ok) return refuse(new IdempotencyResponseError(unit.key, `${serialised.problem}; none of its transact writes was applied`), true)
 
   const nowMs = config.now()
   const expiry = Math.floor(nowMs / 1000) + config.expiresAfterSeconds
@@ -120,11 +155,10 @@ export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, 
         { key: unit.key, code: committed.code, ...(committed.entry === undefined ? {} : { entry: committed.entry }) })
       // A write refused as it stands (a condition, an invalid entry): the work may have had
       // effects outside transact, so an invalid commit is kept FAILED as an unstorable result is.
-      if (committed.reason !== 'temporary') return await refuse(error, committed.reason === 'invalid')
+      if (committed.reason !== 'temporary') return refuse(error, committed.reason === 'invalid')
       // Another transaction on the same item, or throttling: nothing is wrong with the work.
       // Released whatever `onFailure` says, so that a redelivery simply tries again.
-      await releaseRegardlessOfPolicy(config, unit, hold)
-      return { result: rejected(error), kind: 'failed', onFailure: 'delete' }
+      return { refused: error, then: 'release' }
     }
   }
 }
