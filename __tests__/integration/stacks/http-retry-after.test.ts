@@ -12,6 +12,10 @@ import { albEvent, httpApiEvent, httpEventShapes } from '../../support/http.js'
 import { middyVersions } from '../../support/middy.js'
 import { lambdaContext } from '../../support/sqs.js'
 
+// 2030-01-01: a clock in the future, so that DynamoDB Local's TTL (which deletes, within seconds, a
+// record that expired by the machine's clock) cannot free a claim these tests hold.
+const FUTURE = Date.UTC(2030, 0, 1)
+
 /**
  * When a client should come back (RFC 9110 §10.2.3 Retry-After), on DynamoDB Local in the stacks
  * users build: a 409 says how long the other request's lease still runs, and a store that does
@@ -127,7 +131,7 @@ describe.each(entries)('idempotency from %s', (_entry, { idempotency }) => {
       const ns = namespace()
       const throttled = Object.assign(new Error('Rate of requests exceeds the allowed throughput'), { name: 'ThrottlingException', $fault: 'client', $metadata: { httpStatusCode: 400, attempts: 3 } })
       const store = new DynamoDBStore({ tableName: table.tableName, client: faultyClient(async () => await Promise.reject(throttled)) })
-      const run = build(where, async () => created, { namespace: ns, store, now: () => 1_767_225_600_000 })
+      const run = build(where, async () => created, { namespace: ns, store, now: () => FUTURE })
       expect(await run.handler(httpApiEvent({ key: 'k-4' }), lambdaContext(9_200))).toMatchObject({ statusCode: 503, headers: { 'Content-Type': 'application/problem+json', 'Retry-After': '10' } })
       expect(run.calls).not.toHaveBeenCalled()
       expect((await table.items()).filter((i) => String(i.idempotencyKey).startsWith(`${ns}#`))).toEqual([])
@@ -136,7 +140,7 @@ describe.each(entries)('idempotency from %s', (_entry, { idempotency }) => {
     test.each(httpEventShapes)('%s: the 409\'s Retry-After is where the shape\'s client reads headers', async (_shape, eventOf) => {
       const started = deferred()
       const gate = deferred()
-      const run = build('no error handler', async () => { started.resolve(); await gate.promise; return created }, { namespace: namespace(), now: () => 1_767_225_600_000 })
+      const run = build('no error handler', async () => { started.resolve(); await gate.promise; return created }, { namespace: namespace(), now: () => FUTURE })
       const first = run.handler(eventOf({ key: 'k-5' }), lambdaContext(4_000))
       await started.promise
       const answer = await run.handler(eventOf({ key: 'k-5' }), lambdaContext()) as Answer

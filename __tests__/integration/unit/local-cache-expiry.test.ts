@@ -19,7 +19,8 @@ type Invoke = (event: unknown, context: unknown) => Promise<unknown>
 
 describe('the local cache of a warm instance, @middy/core 7, on DynamoDB Local', () => {
   test('a redelivered SQS record is replayed from the cache until its expiry, and runs again after it', async () => {
-    let nowMs = Date.UTC(2026, 0, 1)
+    // In the future, so that DynamoDB Local's TTL (which deletes what expired by the machine's clock) leaves the records be.
+    let nowMs = Date.UTC(2030, 0, 1)
     const charges: string[] = []
     const handler = middy7<SQSEvent>()
       .use(sqsPartialBatchFailure({ logger: false as never }))
@@ -53,7 +54,8 @@ describe('the local cache of a warm instance, @middy/core 7, on DynamoDB Local',
   })
 
   test('a whole event seen again after its expiry runs again', async () => {
-    let nowMs = Date.UTC(2026, 0, 1)
+    // In the future, so that DynamoDB Local's TTL (which deletes what expired by the machine's clock) leaves the records be.
+    let nowMs = Date.UTC(2030, 0, 1)
     let runs = 0
     const handler = middy7<{ orderId: string }>()
       .use(idempotency({
