@@ -16,10 +16,14 @@ export const closeOnTimeout = async (batch: Batch): Promise<void> => {
     const { phase } = state.fate
     if (phase === 'handed' || phase === 'not-started') {
       batch.notStarted(state)
-      await batch.settleAtOnce(state, rejected(new IdempotencyHeldBackError('the invocation timed out before it started')))
+      const error = new IdempotencyHeldBackError('the invocation timed out before it started')
+      await batch.settleAtOnce(state, rejected(error))
     }
   })
 }
+
+const NOT_STARTED = 'the invocation failed before the handler started it ' +
+  '(a middleware inside idempotency, or the handler before reading it)'
 
 /**
  * The handler or a middleware inside ours failed with `error`, before the deadline. Nothing
@@ -35,7 +39,7 @@ export const closeOnError = async (batch: Batch, error: unknown, perRecordHandle
     // A record perRecord is still running settles itself when its work ends.
     if (phase === 'running') return
     const started = handlerMayHaveRun && (!batch.scheduled || (phase !== 'handed' && phase !== 'not-started'))
-    await batch.settleAtOnce(state, rejected(started ? error : new IdempotencyHeldBackError('the invocation failed before the handler started it (a middleware inside idempotency, or the handler before reading it)')))
+    await batch.settleAtOnce(state, rejected(started ? error : new IdempotencyHeldBackError(NOT_STARTED)))
   })
 }
 
@@ -46,7 +50,9 @@ export const closeOnError = async (batch: Batch, error: unknown, perRecordHandle
 export const closeOnAnswer = async (batch: Batch, read: ReadAnswer): Promise<void> => {
   if (read.cutOff === true) batch.close(true)
   const results = new Map(batch.run.map((state, i) => [state, read.results[i] as PromiseSettledResult<unknown>]))
-  await batch.settleEach(async (state) => { await batch.settle(state, results.get(state) as PromiseSettledResult<unknown>) })
+  await batch.settleEach(async (state) => {
+    await batch.settle(state, results.get(state) as PromiseSettledResult<unknown>)
+  })
 }
 
 /**

@@ -26,7 +26,11 @@ export type Fate = Unkeyed | Keyed | Claimed | Settled | Decided | Copy
 
 export interface Unkeyed { readonly kind: 'unkeyed', readonly error: IdempotencyError }
 export interface Keyed { readonly kind: 'keyed', readonly unit: Unit }
-export interface Decided { readonly kind: 'decided', readonly unit: Unit, readonly decision: Exclude<ClaimDecision, { kind: 'run' }> }
+export interface Decided {
+  readonly kind: 'decided'
+  readonly unit: Unit
+  readonly decision: Exclude<ClaimDecision, { kind: 'run' }>
+}
 export interface Copy { readonly kind: 'copy', readonly unit: Unit, readonly of: RecordState }
 
 /** A claimed record before its outcome is written. `startedMs`: when its work started (epoch ms). */
@@ -38,7 +42,10 @@ export interface Claimed {
   readonly startedMs?: number
 }
 
-/** A claimed record whose outcome is written: what it reports, what it became, and (for a failure) what `onFailure` did. */
+/**
+ * A claimed record whose outcome is written: what it reports, what it became, and (for a failure)
+ * what `onFailure` did.
+ */
 export interface Settled extends Omit<Claimed, 'phase'> {
   readonly phase: 'settled'
   readonly result: PromiseSettledResult<unknown>
@@ -69,8 +76,14 @@ export interface ClaimedRecord extends RecordState { readonly fate: Claimed | Se
 export interface PreparedRecord extends RecordState { readonly fate: Unkeyed | Keyed }
 
 /** A prepared record: keyed when `unit` could be taken, else unkeyed by `error`. */
-export const preparedRecord = (record: unknown, id: string, group: string | undefined, taken: { unit: Unit } | { error: IdempotencyError }): PreparedRecord =>
-  ({ record, id, ...(group === undefined ? {} : { group }), fate: 'unit' in taken ? { kind: 'keyed', unit: taken.unit } : { kind: 'unkeyed', error: taken.error } })
+export const preparedRecord = (
+  record: unknown, id: string, group: string | undefined, taken: { unit: Unit } | { error: IdempotencyError }
+): PreparedRecord => ({
+  record,
+  id,
+  ...(group === undefined ? {} : { group }),
+  fate: 'unit' in taken ? { kind: 'keyed', unit: taken.unit } : { kind: 'unkeyed', error: taken.error }
+})
 
 export const isClaimed = (state: RecordState): state is ClaimedRecord => state.fate.kind === 'claimed'
 
@@ -79,10 +92,12 @@ export const refused = (state: RecordState): boolean =>
   state.fate.kind === 'unkeyed' || (state.fate.kind === 'decided' && state.fate.decision.kind === 'rejected')
 
 /** What a claimed record settled as, once it has. */
-export const settledOf = ({ fate }: RecordState): Settled | undefined => fate.kind === 'claimed' && fate.phase === 'settled' ? fate : undefined
+export const settledOf = ({ fate }: RecordState): Settled | undefined =>
+  fate.kind === 'claimed' && fate.phase === 'settled' ? fate : undefined
 
 /** Its unit, unless no key could be taken. */
-export const unitOf = (state: RecordState): Unit | undefined => state.fate.kind === 'unkeyed' ? undefined : state.fate.unit
+export const unitOf = (state: RecordState): Unit | undefined =>
+  state.fate.kind === 'unkeyed' ? undefined : state.fate.unit
 
 /** The record a claimed record or a copy finally stands for. */
 export const primaryOf = (state: RecordState): RecordState =>

@@ -1,4 +1,6 @@
-import { IdempotencyConfigError, IdempotencyLeaseLostError, IdempotencyResponseError, IdempotencyTransactError } from '../errors.js'
+import {
+  IdempotencyConfigError, IdempotencyLeaseLostError, IdempotencyResponseError, IdempotencyTransactError
+} from '../errors.js'
 import { asStoreError } from './stored-error.js'
 import { withinDeadline } from './deadline.js'
 import type { StoreLimits } from '../stores/store.js'
@@ -33,21 +35,34 @@ export const storeName = (config: LifecycleConfig): string => {
  * The error of `what` (transact, effects: 'transact-only') on a store that cannot commit: for a
  * DynamoDBStore (which commits once given `transactions`), it says what to write.
  */
-export const needsCommit = (config: Pick<LifecycleConfig, 'store'>, what: string, consequence = ''): IdempotencyConfigError => {
+export const needsCommit = (
+  config: Pick<LifecycleConfig, 'store'>, what: string, consequence = ''
+): IdempotencyConfigError => {
   const name = storeName(config as LifecycleConfig)
-  return new IdempotencyConfigError(`${what} needs a store that commits transactions with the record's completion` + (name === 'DynamoDBStore'
-    ? "; this DynamoDBStore was built without them: write new DynamoDBStore({ ..., transactions }), with import { DynamoDBStore, transactions } from 'middy-idempotency/dynamodb'"
+  const needs = `${what} needs a store that commits transactions with the record's completion`
+  return new IdempotencyConfigError(needs + (name === 'DynamoDBStore'
+    ? '; this DynamoDBStore was built without them: write new DynamoDBStore({ ..., transactions }), ' +
+      "with import { DynamoDBStore, transactions } from 'middy-idempotency/dynamodb'"
     : ` (DynamoDBStore); ${name} does not${consequence}`))
 }
 
 /** Why `writes` cannot be one commit with the completion, by the store's own limits, or undefined. */
-const tooMuch = (writes: readonly unknown[], limits: StoreLimits['transaction']): { code: string, problem: string } | undefined => {
+const tooMuch = (
+  writes: readonly unknown[], limits: StoreLimits['transaction']
+): { code: string, problem: string } | undefined => {
   if (limits === undefined) return undefined
-  if (writes.length > limits.maxWrites) return { code: 'TooManyItems', problem: `${writes.length} writes queued, more than the ${limits.maxWrites} that fit in one transaction with the completion` }
+  if (writes.length > limits.maxWrites) {
+    const problem = `${writes.length} writes queued, more than the ${limits.maxWrites} that fit in one transaction ` +
+      'with the completion'
+    return { code: 'TooManyItems', problem }
+  }
   // An estimate (a store sizes its items its own way), never far above it: binary values count
   // their bytes, not the four-per-byte of a Buffer's JSON, which would refuse what fits.
   const bytes = sizeOf(writes)
-  if (bytes > limits.maxBytes) return { code: 'TooLarge', problem: `the writes are about ${bytes} bytes, more than the ${limits.maxBytes} one transaction holds` }
+  if (bytes > limits.maxBytes) {
+    const problem = `the writes are about ${bytes} bytes, more than the ${limits.maxBytes} one transaction holds`
+    return { code: 'TooLarge', problem }
+  }
   return undefined
 }
 
@@ -71,10 +86,14 @@ const sizeOf = (value: unknown): number => {
  * The unit reports fulfilled with the result; a result that cannot be stored is refused (the
  * record then fails, never a silent success).
  */
-export const complete = async (config: LifecycleConfig, unit: Unit, leaseToken: string, response: unknown): Promise<Settlement | Refused> => {
+export const complete = async (
+  config: LifecycleConfig, unit: Unit, leaseToken: string, response: unknown
+): Promise<Settlement | Refused> => {
   const serialised = serialiseResponse(response, config.store.limits?.maxResponseBytes)
   // The work ran: it may have had effects, so it is kept FAILED rather than run again.
-  if (!serialised.ok) return { refused: new IdempotencyResponseError(unit.key, serialised.problem), then: 'keep-failed' }
+  if (!serialised.ok) {
+    return { refused: new IdempotencyResponseError(unit.key, serialised.problem), then: 'keep-failed' }
+  }
   const expiry = Math.floor(config.now() / 1000) + config.expiresAfterSeconds
   const outcome = serialised.json === undefined ? { expiry } : { expiry, responseData: serialised.json }
   try {
@@ -82,7 +101,9 @@ export const complete = async (config: LifecycleConfig, unit: Unit, leaseToken: 
     // it) or not (IN_PROGRESS under our lease: a redelivery waits for it to lapse, then runs
     // again, as after any store fault here). Either way the lease is kept, never released:
     // releasing would let a redelivery run the work again while the completion may still land.
-    if (!await withinDeadline(config, 'complete', unit.key, async (bound) => await config.store.complete(unit.key, leaseToken, outcome, { ...bound, clockSkewMs: config.clockSkewMs }))) {
+    const completed = await withinDeadline(config, 'complete', unit.key, async (bound) =>
+      await config.store.complete(unit.key, leaseToken, outcome, { ...bound, clockSkewMs: config.clockSkewMs }))
+    if (!completed) {
       // Logged once, as the unit's outcome.
       return { result: fulfilled(response), kind: 'lease-lost' }
     }
@@ -91,7 +112,7 @@ export const complete = async (config: LifecycleConfig, unit: Unit, leaseToken: 
     // Logged once, as the unit's outcome.
     return { result: rejected(asStoreError(error, 'complete', unit.key)), kind: 'store-error' }
   }
-  config.cache?.remember({ key: unit.key, status: 'COMPLETED', ...outcome, ...(unit.payloadHash === undefined ? {} : { payloadHash: unit.payloadHash }) })
+  remember(config, unit, outcome)
   return { result: fulfilled(response), kind: 'completed' }
 }
 
@@ -101,7 +122,9 @@ export const complete = async (config: LifecycleConfig, unit: Unit, leaseToken: 
  * fails with an `IdempotencyTransactError` through `onFailure`. Refused by our fence: nothing
  * applied, reported failed as a lost lease (the new owner's result replays later).
  */
-export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, hold: Hold, response: unknown, writes: readonly unknown[]): Promise<Settlement | Refused> => {
+export const commitWithCompletion = async (
+  config: LifecycleConfig, unit: Unit, hold: Hold, response: unknown, writes: readonly unknown[]
+): Promise<Settlement | Refused> => {
   const { leaseToken, unclaimed = false } = hold
   /**
    * None of the writes was applied. `keep`: the work cannot be completed as it is (its result
@@ -109,13 +132,20 @@ export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, 
    * record is kept FAILED, as `complete` does; otherwise `onFailure` applies. Unclaimed
    * (`effects: 'transact-only'`), there were no other effects: the policy applies.
    */
-  const refuse = (error: Error, keep = false): Refused => ({ refused: error, then: keep && !unclaimed ? 'keep-failed' : 'on-failure' })
+  const refuse = (error: Error, keep = false): Refused =>
+    ({ refused: error, then: keep && !unclaimed ? 'keep-failed' : 'on-failure' })
   const commit = config.store.commit?.bind(config.store)
   if (commit === undefined) return refuse(needsCommit(config, 'idempotency: transact'))
   const limit = tooMuch(writes, config.store.limits?.transaction)
-  if (limit !== undefined) return refuse(new IdempotencyTransactError(`transact for key ${unit.key}: ${limit.problem}; nothing was written`, { key: unit.key, code: limit.code }), true)
+  if (limit !== undefined) {
+    const message = `transact for key ${unit.key}: ${limit.problem}; nothing was written`
+    return refuse(new IdempotencyTransactError(message, { key: unit.key, code: limit.code }), true)
+  }
   const serialised = serialiseResponse(response, config.store.limits?.maxResponseBytes)
-  if (!serialised.ok) return refuse(new IdempotencyResponseError(unit.key, `${serialised.problem}; none of its transact writes was applied`), true)
+  if (!serialised.ok) {
+    const problem = `${serialised.problem}; none of its transact writes was applied`
+    return refuse(new IdempotencyResponseError(unit.key, problem), true)
+  }
 
   const nowMs = config.now()
   const expiry = Math.floor(nowMs / 1000) + config.expiresAfterSeconds
@@ -127,7 +157,9 @@ export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, 
   let committed
   try {
     // An unclaimed commit claims as it completes, on the claim's condition (with its skew allowance).
-    committed = await withinDeadline(config, 'commit', unit.key, async (bound) => await commit(unit.key, leaseToken, outcome, writes, unclaimed ? { nowMs: nowMs - config.clockSkewMs } : undefined, bound))
+    const claim = unclaimed ? { nowMs: nowMs - config.clockSkewMs } : undefined
+    committed = await withinDeadline(config, 'commit', unit.key, async (bound) =>
+      await commit(unit.key, leaseToken, outcome, writes, claim, bound))
   } catch (error) {
     // Whether it landed is unknown (a store fault, or given up at the deadline: the transaction
     // may still be applied, all of it or none): the lease stays, so a redelivery meets either the
@@ -137,7 +169,7 @@ export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, 
   }
   switch (committed.status) {
     case 'committed':
-      config.cache?.remember({ key: unit.key, status: 'COMPLETED', ...outcome, ...(unit.payloadHash === undefined ? {} : { payloadHash: unit.payloadHash }) })
+      remember(config, unit, outcome)
       return { result: fulfilled(response), kind: 'completed' }
     case 'lease-lost':
       return { result: rejected(new IdempotencyLeaseLostError(unit.key)), kind: 'lease-lost' }
@@ -151,7 +183,8 @@ export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, 
     }
     case 'refused': {
       const which = committed.entry === undefined ? 'the transaction' : `transact entry ${committed.entry}`
-      const error = new IdempotencyTransactError(`${which} was refused (${committed.code}): ${committed.message}; nothing was written`,
+      const message = `${which} was refused (${committed.code}): ${committed.message}; nothing was written`
+      const error = new IdempotencyTransactError(message,
         { key: unit.key, code: committed.code, ...(committed.entry === undefined ? {} : { entry: committed.entry }) })
       // A write refused as it stands (a condition, an invalid entry): the work may have had
       // effects outside transact, so an invalid commit is kept FAILED as an unstorable result is.
@@ -161,4 +194,10 @@ export const commitWithCompletion = async (config: LifecycleConfig, unit: Unit, 
       return { refused: error, then: 'release' }
     }
   }
+}
+
+/** A completed unit, remembered by this instance's local cache (when there is one) for its replays. */
+const remember = (config: LifecycleConfig, unit: Unit, outcome: { expiry: number, responseData?: string }): void => {
+  const hash = unit.payloadHash === undefined ? {} : { payloadHash: unit.payloadHash }
+  config.cache?.remember({ key: unit.key, status: 'COMPLETED', ...outcome, ...hash })
 }

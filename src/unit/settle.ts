@@ -17,7 +17,10 @@ export interface SettleContext {
    * within `timeoutMarginMs` of it): a request may be out whose effect landed.
    */
   timedOut: boolean
-  /** false: the work was never started (a record `perRecord` was not given), so it is released whatever `onFailure` says. */
+  /**
+   * false: the work was never started (a record `perRecord` was not given), so it is released
+   * whatever `onFailure` says.
+   */
   attempted?: boolean
   /**
    * The work ran but what became of it cannot be read (a hand-written handler's answer): it is
@@ -35,7 +38,9 @@ export interface SettleContext {
  * other failure goes through `onFailure`. Every write of a unit's end is made from here.
  * Never throws: a fault no path foresaw leaves the lease to lapse and fails the unit.
  */
-export const settleUnit = async (config: LifecycleConfig, unit: Unit, hold: Hold, outcome: PromiseSettledResult<unknown>, how: SettleContext): Promise<Settlement> => {
+export const settleUnit = async (
+  config: LifecycleConfig, unit: Unit, hold: Hold, outcome: PromiseSettledResult<unknown>, how: SettleContext
+): Promise<Settlement> => {
   const writes = how.writes ?? []
   // A `transact` refused during the work fails it, even when the work caught the error and returned.
   const refusal = outcome.status === 'fulfilled' ? transactRefusal(writes) : undefined
@@ -53,7 +58,8 @@ export const settleUnit = async (config: LifecycleConfig, unit: Unit, hold: Hold
       await settleFailure(config, unit, hold, undefined, 'delete')
       return { result, kind: 'held-back' }
     }
-    // docs/architecture.md: the batch flow, timeouts: a failure at the deadline may have taken effect; the lease lapses with it.
+    // docs/architecture.md: the batch flow, timeouts: a failure at the deadline may have taken
+    // effect; the lease lapses with it.
     if (how.timedOut) return { result, kind: 'timed-out' }
     return await endFailed(config, unit, hold, result.reason, 'on-failure')
   } catch (error) {
@@ -71,7 +77,9 @@ export const settleUnit = async (config: LifecycleConfig, unit: Unit, hold: Hold
  * releases it whatever the policy (a commit cancelled for a temporary reason, which a retry may
  * pass). A store fault here is logged, and the lease then simply lapses.
  */
-const endFailed = async (config: LifecycleConfig, unit: Unit, hold: Hold, error: unknown, then: Refused['then']): Promise<Settlement> => {
+const endFailed = async (
+  config: LifecycleConfig, unit: Unit, hold: Hold, error: unknown, then: Refused['then']
+): Promise<Settlement> => {
   const result = rejected(error)
   if (then !== 'on-failure') {
     const decision = then === 'keep-failed' ? 'fail' : 'delete'
@@ -89,7 +97,8 @@ const decide = (config: LifecycleConfig, unit: Unit, error: unknown): FailureDec
   try {
     const decision = policy(error, { attempt: unit.attempt, key: unit.key })
     if (decision === 'delete' || decision === 'fail') return decision
-    config.log.error({ message: `idempotency: onFailure returned ${String(decision)}, not 'delete' or 'fail'; deleting`, key: unit.key })
+    const message = `idempotency: onFailure returned ${String(decision)}, not 'delete' or 'fail'; deleting`
+    config.log.error({ message, key: unit.key })
   } catch (policyError) {
     config.log.error({ message: 'idempotency: onFailure threw; deleting', key: unit.key, error: policyError })
   }
@@ -97,7 +106,9 @@ const decide = (config: LifecycleConfig, unit: Unit, error: unknown): FailureDec
 }
 
 /** Applies `decision` to the record, fenced by our token: whether the decision was carried out. */
-const settleFailure = async (config: LifecycleConfig, unit: Unit, hold: Hold, error: unknown, decision: FailureDecision): Promise<boolean> => {
+const settleFailure = async (
+  config: LifecycleConfig, unit: Unit, hold: Hold, error: unknown, decision: FailureDecision
+): Promise<boolean> => {
   let { leaseToken } = hold
   if (hold.unclaimed === true) {
     // Nothing of an unclaimed unit was written: there is nothing to release, and keeping it
@@ -116,7 +127,8 @@ const settleFailure = async (config: LifecycleConfig, unit: Unit, hold: Hold, er
           expiry: Math.floor(config.now() / 1000) + config.expiresAfterSeconds,
           error: toStoredError(error)
         }, { ...bound, clockSkewMs: config.clockSkewMs }))
-      : await withinDeadline(config, 'release', unit.key, async (bound) => await config.store.release(unit.key, leaseToken, bound))
+      : await withinDeadline(config, 'release', unit.key,
+          async (bound) => await config.store.release(unit.key, leaseToken, bound))
     if (held) return true
     // A delete whose answer was lost is retried by the SDK, and the retry meets no record: the
     // first attempt landed. Told apart from a record another invocation took over by one read,
@@ -130,7 +142,8 @@ const settleFailure = async (config: LifecycleConfig, unit: Unit, hold: Hold, er
     return false
   } catch (storeError) {
     config.log.error({
-      message: `idempotency: could not ${decision === 'fail' ? 'fail' : 'release'} the record; it keeps its lease until it lapses`,
+      message: `idempotency: could not ${decision === 'fail' ? 'fail' : 'release'} the record; ` +
+        'it keeps its lease until it lapses',
       key: unit.key,
       error: asStoreError(storeError, decision === 'fail' ? 'fail' : 'release', unit.key)
     })
@@ -159,18 +172,27 @@ const claimToFail = async (config: LifecycleConfig, unit: Unit): Promise<string 
   const leaseToken = randomUUID()
   try {
     const standing = await withinDeadline(config, 'claim', unit.key, async (bound) => await config.store.claim({
-      key: unit.key, status: 'IN_PROGRESS', expiry: Math.floor(nowMs / 1000) + config.expiresAfterSeconds, inProgressExpiry: nowMs, leaseToken,
+      key: unit.key,
+      status: 'IN_PROGRESS',
+      expiry: Math.floor(nowMs / 1000) + config.expiresAfterSeconds,
+      inProgressExpiry: nowMs,
+      leaseToken,
       ...(unit.payloadHash === undefined ? {} : { payloadHash: unit.payloadHash })
     }, nowMs - config.clockSkewMs, { ...bound, clockSkewMs: config.clockSkewMs }))
     // Somebody else's record stands: it is theirs, whatever it says.
     return standing === undefined || standing.leaseToken === leaseToken ? leaseToken : undefined
   } catch (storeError) {
-    config.log.error({ message: 'idempotency: could not keep the record FAILED', key: unit.key, error: asStoreError(storeError, 'claim', unit.key) })
+    const error = asStoreError(storeError, 'claim', unit.key)
+    config.log.error({ message: 'idempotency: could not keep the record FAILED', key: unit.key, error })
     return undefined
   }
 }
 
 /** Somebody claimed the key after our lease lapsed: their record is theirs, we write nothing. */
 const lostLease = (config: LifecycleConfig, unit: Unit, operation: string): void => {
-  config.log.warn({ message: `idempotency: lease lost before ${operation}; the record now belongs to another invocation and was left alone`, key: unit.key })
+  config.log.warn({
+    message: `idempotency: lease lost before ${operation}; ` +
+      'the record now belongs to another invocation and was left alone',
+    key: unit.key
+  })
 }
