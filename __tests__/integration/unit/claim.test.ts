@@ -1,11 +1,18 @@
-import { describe, expect, test } from '@jest/globals'
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
 import middy from '@middy/core'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
-import { idempotency } from '../../../src/index.js'
+import {
+  idempotency, IdempotencyInProgressError, IdempotencyPayloadMismatchError, IdempotencyStoreError, perRecord
+} from '../../../src/index.js'
 import { DynamoDBStore } from '../../../src/dynamodb.js'
-import { freshTable, localClient } from '../../support/dynamodb.js'
-import { sqsPartialBatchFailure } from '../../support/middy.js'
-import { failedIds, lambdaContext, sqsEvent, sqsRecord } from '../../support/sqs.js'
+import { admit, claim, judge } from '../../../src/unit/claim.js'
+import type { LifecycleConfig, Unit } from '../../../src/unit/config.js'
+import type { Lease } from '../../../src/unit/lease.js'
+import type { IdempotencyRecord } from '../../../src/stores/store.js'
+import { deferred } from '../../support/deferred.js'
+import { countingClient, freshTable, localClient } from '../../support/dynamodb.js'
+import { batchMiddyVersions, sqsPartialBatchFailure } from '../../support/middy.js'
+import { failedIds, lambdaContext, recordingLogger, redelivered, sqsEvent, sqsRecord } from '../../support/sqs.js'
 
 // Two edges the chaos suite found (__tests__/chaos), kept here as minimal reproductions.
 
@@ -16,7 +23,7 @@ const gate = () => {
   return { open, opened }
 }
 
-describe('leases across hosts and lost answers', () => {
+describe('claim: leases across hosts and lost answers', () => {
   test('with clockSkewMs covering the skew, a host whose clock runs ahead cannot take over a lease that is still running', async () => {
     const table = await freshTable()
     const start = Date.UTC(2030, 0, 1)
@@ -75,5 +82,130 @@ describe('leases across hosts and lost answers', () => {
     expect(runs).toBe(1)
     expect(failedIds(response)).toEqual([])
     expect((await table.items()).map((i) => i.status)).toEqual(['COMPLETED'])
+  })
+})
+
+describe('claim: a claim\'s expiry', () => {
+  let table: Awaited<ReturnType<typeof freshTable>>
+  beforeAll(async () => { table = await freshTable() })
+  afterAll(async () => { await table.drop() })
+
+  describe.each(batchMiddyVersions)('%s', (_name, middy) => {
+    test('expiresAfterSeconds (1 s) shorter than the time left (60 s): a redelivery 5 s later, while the record runs, is refused as in progress', async () => {
+      const namespace = `expiry-${Math.random().toString(36).slice(2, 10)}`
+      let nowMs = Date.UTC(2026, 0, 1)
+      const started = deferred()
+      const finish = deferred()
+      let ran = 0
+      const handler = middy<SQSEvent>()
+        .use(sqsPartialBatchFailure({ logger: false as never }))
+        .use(idempotency({ store: table.store, namespace, expiresAfterSeconds: 1, now: () => nowMs, logger: recordingLogger() }))
+        .handler(perRecord(async () => {
+          // A second run (the claim was wrongly free) returns at once, so the test fails on its assertions.
+          if (++ran > 1) return
+          started.resolve()
+          await finish.promise
+        }))
+      const invoke = handler as unknown as (event: unknown, context: unknown) => Promise<{ batchItemFailures: unknown[] }>
+      const record = sqsRecord({ n: 1 })
+      const first = invoke(sqsEvent([record]), lambdaContext(60_000))
+      await started.promise
+      nowMs += 5_000
+      const again = await invoke(sqsEvent([redelivered(record)]), lambdaContext(55_000))
+      expect(again.batchItemFailures).toEqual([{ itemIdentifier: record.messageId }])
+      expect((again as unknown as Array<PromiseRejectedResult>)[0]?.reason).toBeInstanceOf(IdempotencyInProgressError)
+      expect(ran).toBe(1)
+      finish.resolve()
+      await first
+    })
+  })
+})
+
+describe('claim, admit and judge on DynamoDB Local', () => {
+  let table: Awaited<ReturnType<typeof freshTable>>
+  let sent: string[]
+  beforeAll(async () => {
+    const counting = countingClient()
+    sent = counting.sent
+    table = await freshTable({ client: counting.client })
+    // The store's first request also looks at the table's TTL once (table-check.ts): done here,
+    // so that each test counts only its own requests.
+    await table.store.read(['warm-up'])
+  })
+  afterAll(async () => { await table.drop() })
+
+  const silent = (): void => {}
+  const configOf = (expiresAfterSeconds = 3600): LifecycleConfig => ({
+    store: table.store, expiresAfterSeconds, onFailure: 'delete', now: Date.now, clockSkewMs: 0,
+    log: { debug: silent, info: silent, warn: silent, error: silent, writes: () => false }
+  })
+  const unitOf = (payloadHash = 'hash-1'): Unit => ({ key: `k-${Math.random().toString(36).slice(2, 10)}`, payloadHash, attempt: 1 })
+  const leaseOf = (ms = 60_000): Lease => ({ nowMs: Date.now(), until: Date.now() + ms })
+  const storedOf = async (key: string): Promise<IdempotencyRecord | undefined> => (await table.store.read([key])).get(key)
+  /** Claims `unit` and completes it with `responseData`, as a finished run does. */
+  const completed = async (unit: Unit, responseData: string): Promise<void> => {
+    const decision = await claim(configOf(), unit, leaseOf())
+    if (decision.kind !== 'run') throw new Error(`expected to run, got ${decision.kind}`)
+    await table.store.complete(unit.key, decision.leaseToken, { expiry: Math.floor(Date.now() / 1000) + 3600, responseData })
+  }
+
+  test('a free key: one write makes us the owner, IN_PROGRESS under a fresh token until the lease ends, kept past a shorter expiresAfterSeconds', async () => {
+    const unit = unitOf()
+    const lease = leaseOf()
+    sent.length = 0
+    const decision = await claim(configOf(1), unit, lease)
+    expect(sent).toEqual(['PutItem'])
+    expect(decision).toEqual({ kind: 'run', leaseToken: expect.any(String) })
+    const stored = await storedOf(unit.key)
+    expect(stored).toMatchObject({ status: 'IN_PROGRESS', inProgressExpiry: lease.until, payloadHash: 'hash-1' })
+    expect(stored?.leaseToken).toBe((decision as { leaseToken: string }).leaseToken)
+    expect(stored?.expiry).toBeGreaterThan(lease.until / 1000)
+  })
+
+  test('a key completed before: its stored response is replayed', async () => {
+    const unit = unitOf()
+    await completed(unit, '{"paid":true}')
+    expect(await claim(configOf(), unit, leaseOf())).toEqual({ kind: 'replay', response: { paid: true } })
+  })
+
+  test('a record read in bulk that still protects the key decides with no request', async () => {
+    const unit = unitOf()
+    await claim(configOf(), unit, leaseOf())
+    const standing = await storedOf(unit.key)
+    sent.length = 0
+    const decision = await claim(configOf(), unit, leaseOf(), standing)
+    expect(sent).toEqual([])
+    expect(decision).toEqual({ kind: 'rejected', error: expect.any(IdempotencyInProgressError) })
+  })
+
+  test('the same key with another payload is refused as a mismatch', async () => {
+    const unit = unitOf('hash-1')
+    await completed(unit, '1')
+    const decision = await claim(configOf(), { ...unit, payloadHash: 'hash-2' }, leaseOf())
+    expect(decision).toEqual({ kind: 'rejected', error: expect.any(IdempotencyPayloadMismatchError) })
+  })
+
+  test('a stored response that is not JSON is refused as a store error naming the key, never replayed', async () => {
+    const unit = unitOf()
+    await completed(unit, 'not json')
+    const decision = await claim(configOf(), unit, leaseOf())
+    expect(decision).toEqual({ kind: 'rejected', error: expect.any(IdempotencyStoreError) })
+    expect((decision as { error: Error }).error.message).toBe(`the stored response of key ${unit.key} is not valid JSON`)
+  })
+
+  test("admit (effects: 'transact-only') runs a unit unclaimed with no request, unless a record known to protect it decides", async () => {
+    const unit = unitOf()
+    sent.length = 0
+    expect(admit(configOf(), unit, leaseOf())).toEqual({ kind: 'run', leaseToken: expect.any(String), unclaimed: true })
+    expect(sent).toEqual([])
+    await completed(unit, '"done"')
+    expect(admit(configOf(), unit, leaseOf(), await storedOf(unit.key))).toEqual({ kind: 'replay', response: 'done' })
+  })
+
+  test('judge: a record of a status no store writes is refused as a store error naming the status', () => {
+    const unit = unitOf()
+    const decision = judge(configOf(), unit, { key: unit.key, status: 'PAUSED' as never, expiry: 0 })
+    expect(decision).toEqual({ kind: 'rejected', error: expect.any(IdempotencyStoreError) })
+    expect((decision as { error: Error }).error.message).toBe(`key ${unit.key} has an unknown status PAUSED`)
   })
 })
