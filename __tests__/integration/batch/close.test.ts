@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
-import type { MSKEvent, SQSEvent } from 'aws-lambda'
-import { idempotency, perRecord } from '../../../src/index.js'
+import { GetItemCommand } from '@aws-sdk/client-dynamodb'
+import middy from '@middy/core'
+import type { SQSEvent, SQSRecord } from 'aws-lambda'
+import { idempotency, perRecord, type RecordTools, type TransactItem } from '../../../src/index.js'
+import { DynamoDBStore, transactions } from '../../../src/dynamodb.js'
 import { deferred } from '../../support/deferred.js'
-import { freshTable } from '../../support/dynamodb.js'
-import { kafkaRecord, mskEvent } from '../../support/kafka.js'
+import { freshTable, userTable } from '../../support/dynamodb.js'
 import { batchMiddyVersions, sqsPartialBatchFailure } from '../../support/middy.js'
-import { failedIds, lambdaContext, recordingLogger, sqsEvent, sqsRecord } from '../../support/sqs.js'
+import { failedIds, lambdaContext, recordingLogger, redelivered, sqsEvent, sqsRecord } from '../../support/sqs.js'
 
 type Table = Awaited<ReturnType<typeof freshTable>>
 let table: Table
@@ -64,19 +66,54 @@ describe.each(batchMiddyVersions)('how a batch closes, %s', (_name, middy) => {
     await Promise.all(runs)
     expect(await statusesOf(namespace)).toEqual(['COMPLETED'])
   })
+})
 
-  test('a hand-written Kafka handler reports its own { partition, offset } in batchItemFailures: that record is not stored COMPLETED, and is reported failed', async () => {
-    const namespace = fresh('kafka-answer')
-    const records = [kafkaRecord('payments', 0, 5, { paymentId: 'p5' }), kafkaRecord('payments', 0, 6, { paymentId: 'p6' })]
-    const handler = middy<MSKEvent>()
-      .use(idempotency({ store: table.store, namespace, onFailure: 'fail', logger: recordingLogger() }))
-      .handler(async (event: MSKEvent) => {
-        const failed = Object.values(event.records).flat().filter((r) => r.offset === 6)
-        // Built afresh, as a handler does: equal by value to the one Lambda expects, never the same object.
-        return { batchItemFailures: failed.map((r) => ({ itemIdentifier: { partition: `${r.topic}-${r.partition}`, offset: r.offset } })) }
-      })
-    const answer = await (handler as unknown as Invoke)(mskEvent(records), lambdaContext()) as { batchItemFailures: unknown[] }
-    expect(answer.batchItemFailures).toEqual([{ itemIdentifier: { partition: 'payments-0', offset: 6 } }])
-    expect((await statusesOf(namespace)).sort()).toEqual(['COMPLETED', 'FAILED'])
+describe("how a batch closes: transact under Middy's early timeout", () => {
+  let orders: Awaited<ReturnType<typeof userTable>>
+  beforeAll(async () => { orders = await userTable(table.client, 'orders', 'orderId') })
+  afterAll(async () => { await orders.drop() })
+
+  const uid = (): string => Math.random().toString(36).slice(2, 10)
+  const orderOf = async (orderId: string) => (await table.client.send(new GetItemCommand({ TableName: orders.tableName, Key: { orderId: { S: orderId } }, ConsistentRead: true }))).Item
+  const counter = async (orderId: string): Promise<number> => Number((await orderOf(orderId))?.count?.N ?? 0)
+  /** One write a double run would show: the order's count goes up by one per applied commit. */
+  const countOrder = (orderId: string): TransactItem => ({
+    Update: { TableName: orders.tableName, Key: { orderId }, UpdateExpression: 'ADD #count :one', ExpressionAttributeNames: { '#count': 'count' }, ExpressionAttributeValues: { ':one': 1 } }
+  })
+
+  test('a record still running when the timeout fires is reported failed, commits its writes once when its work ends, and its redelivery replays', async () => {
+    const namespace = `careless-${uid()}`
+    const orderId = `o-${uid()}`
+    const hang = deferred()
+    const committed = deferred()
+    const store = new DynamoDBStore({ tableName: table.tableName, client: table.client, transactions })
+    const commit = store.commit?.bind(store)
+    if (commit === undefined) throw new Error('a store given transactions commits')
+    type Commit = NonNullable<DynamoDBStore['commit']>
+    const observed: Commit = async (...args: Parameters<Commit>) => { const done = await commit(...args); committed.resolve(); return done }
+    Object.assign(store, { commit: observed })
+    let runs = 0
+    const handler = middy<SQSEvent>({ timeoutEarlyInMillis: 29_850 })
+      .use(sqsPartialBatchFailure({ logger: false as never }))
+      .use(idempotency({ store, namespace, logger: false }))
+      .handler(perRecord(async (record: SQSRecord, { transact }: RecordTools) => {
+        runs++
+        transact(countOrder(JSON.parse(record.body).orderId as string))
+        await hang.promise
+        return 'placed'
+      }, { concurrency: 1 }) as never) as unknown as (event: SQSEvent, context: unknown) => Promise<unknown>
+    const record = sqsRecord({ orderId })
+    const later = sqsRecord({ orderId: `o-${uid()}` })
+    // The timeout fires early, the lease runs to the deadline: the work ends well within it.
+    const deadline = Date.now() + 30_000
+    const answer = await handler(sqsEvent([record, later]), lambdaContext(() => deadline - Date.now())).catch((error: unknown) => error)
+    expect(failedIds(answer).sort()).toEqual([record.messageId, later.messageId].sort())
+    expect(await orderOf(orderId)).toBeUndefined()
+    hang.resolve()
+    await committed.promise
+    expect(await counter(orderId)).toBe(1)
+    expect(await handler(sqsEvent([redelivered(record)]), lambdaContext())).toEqual({ batchItemFailures: [] })
+    expect(runs).toBe(1)
+    expect(await counter(orderId)).toBe(1)
   })
 })
