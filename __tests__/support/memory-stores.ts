@@ -31,7 +31,9 @@ export class CountingStore extends MemoryStore {
 }
 
 /** A hand-written SQS handler (`Promise.allSettled`) behind the middleware on `store`, and the batches it was given. */
-export const allSettledConsumer = (store: IdempotencyStore, work: (r: SQSRecord) => Promise<unknown>, options: Partial<IdempotencyOptions> = {}) => {
+export const allSettledConsumer = (
+  store: IdempotencyStore, work: (r: SQSRecord) => Promise<unknown>, options: Partial<IdempotencyOptions> = {}
+) => {
   const seen: SQSRecord[][] = []
   const handler = middy<SQSEvent>()
     .use(sqsPartialBatchFailure({ logger: false as never }))

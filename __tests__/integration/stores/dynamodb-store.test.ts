@@ -3,7 +3,9 @@ import middy from '@middy/core'
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb'
 import { GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
-import { idempotency, IdempotencyConfigError, perRecord, type RecordTools, type TransactItem } from '../../../src/index.js'
+import {
+  idempotency, IdempotencyConfigError, perRecord, type RecordTools, type TransactItem
+} from '../../../src/index.js'
 import { DynamoDBStore, transactions } from '../../../src/dynamodb.js'
 import type { ClaimRecord } from '../../../src/stores/store.js'
 import { freshTable, localClient, userTable } from '../../support/dynamodb.js'

@@ -139,17 +139,21 @@ describe('claim, admit and judge on DynamoDB Local', () => {
     store: table.store, expiresAfterSeconds, onFailure: 'delete', now: Date.now, clockSkewMs: 0,
     log: { debug: silent, info: silent, warn: silent, error: silent, writes: () => false }
   })
-  const unitOf = (payloadHash = 'hash-1'): Unit => ({ key: `k-${Math.random().toString(36).slice(2, 10)}`, payloadHash, attempt: 1 })
+  const unitOf = (payloadHash = 'hash-1'): Unit =>
+    ({ key: `k-${Math.random().toString(36).slice(2, 10)}`, payloadHash, attempt: 1 })
   const leaseOf = (ms = 60_000): Lease => ({ nowMs: Date.now(), until: Date.now() + ms })
-  const storedOf = async (key: string): Promise<IdempotencyRecord | undefined> => (await table.store.read([key])).get(key)
+  const storedOf = async (key: string): Promise<IdempotencyRecord | undefined> =>
+    (await table.store.read([key])).get(key)
   /** Claims `unit` and completes it with `responseData`, as a finished run does. */
   const completed = async (unit: Unit, responseData: string): Promise<void> => {
     const decision = await claim(configOf(), unit, leaseOf())
     if (decision.kind !== 'run') throw new Error(`expected to run, got ${decision.kind}`)
-    await table.store.complete(unit.key, decision.leaseToken, { expiry: Math.floor(Date.now() / 1000) + 3600, responseData })
+    const expiry = Math.floor(Date.now() / 1000) + 3600
+    await table.store.complete(unit.key, decision.leaseToken, { expiry, responseData })
   }
 
-  test('a free key: one write makes us the owner, IN_PROGRESS under a fresh token until the lease ends, kept past a shorter expiresAfterSeconds', async () => {
+  test('a free key: one write makes us the owner, IN_PROGRESS under a fresh token until the lease ends, ' +
+    'kept past a shorter expiresAfterSeconds', async () => {
     const unit = unitOf()
     const lease = leaseOf()
     sent.length = 0
@@ -190,10 +194,12 @@ describe('claim, admit and judge on DynamoDB Local', () => {
     await completed(unit, 'not json')
     const decision = await claim(configOf(), unit, leaseOf())
     expect(decision).toEqual({ kind: 'rejected', error: expect.any(IdempotencyStoreError) })
-    expect((decision as { error: Error }).error.message).toBe(`the stored response of key ${unit.key} is not valid JSON`)
+    const { message } = (decision as { error: Error }).error
+    expect(message).toBe(`the stored response of key ${unit.key} is not valid JSON`)
   })
 
-  test("admit (effects: 'transact-only') runs a unit unclaimed with no request, unless a record known to protect it decides", async () => {
+  test("admit (effects: 'transact-only') runs a unit unclaimed with no request, " +
+    'unless a record known to protect it decides', async () => {
     const unit = unitOf()
     sent.length = 0
     expect(admit(configOf(), unit, leaseOf())).toEqual({ kind: 'run', leaseToken: expect.any(String), unclaimed: true })

@@ -39,7 +39,7 @@ const sqsConsumer = (store: DynamoDBStore, namespace: string, fn: (record: SQSRe
 // `transact` queues a unit's writes where it is called (src/unit/transact-queue.ts): a call the
 // store cannot commit is refused there, and the refusal fails the unit even when the function
 // catches it, so that nothing completes without the writes it meant to commit.
-describe('a refused transact fails its unit and writes nothing, whether or not the function catches the refusal', () => {
+describe('a refused transact fails its unit and writes nothing, caught by the function or not', () => {
   test('forgets transactions: that record alone fails, nothing is written, no lock is left, and the redelivery after the fix commits exactly once', async () => {
     const namespace = `careless-${uid()}`
     const orderId = `o-${uid()}`

@@ -3,7 +3,9 @@ import middy from '@middy/core'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
 import { readableByLambda, readAnswer } from '../../../src/batch/answer.js'
 import type { ClaimedRecord } from '../../../src/batch/record-state.js'
-import { IdempotencyError, IdempotencyInProgressError, idempotency, MemoryStore, type OutcomeReport } from '../../../src/index.js'
+import {
+  IdempotencyError, IdempotencyInProgressError, idempotency, MemoryStore, type OutcomeReport
+} from '../../../src/index.js'
 import { storedKey } from '../../../src/keys/selector.js'
 import { sqs } from '../../../src/sources/sqs.js'
 import { batchMiddyVersions, sqsPartialBatchFailure } from '../../support/middy.js'
@@ -15,15 +17,18 @@ const claimed = (record: SQSRecord): ClaimedRecord => ({ record, id: record.mess
 const statuses = (store: MemoryStore): string[] => store.records().map((r) => r.status).sort()
 
 describe('readAnswer and readableByLambda', () => {
-  test('a settled array is read in the order the handler left its records: each result goes to its own record', async () => {
+  test('a settled array is read in the order the handler left its records', async () => {
     const [a, b] = [sqsRecord('a'), sqsRecord('b')]
     const run = [claimed(a), claimed(b)]
     // The handler sorted its records b, a in place, and answered in that order.
-    const read = await readAnswer([{ status: 'fulfilled', value: 'for b' }, { status: 'rejected', reason: 'for a' }], { run, left: [b, a], delivered: run, source: sqs })
-    expect(read).toEqual({ form: 'array', results: [{ status: 'rejected', reason: 'for a' }, { status: 'fulfilled', value: 'for b' }] })
+    const forB = { status: 'fulfilled', value: 'for b' }
+    const forA = { status: 'rejected', reason: 'for a' }
+    const read = await readAnswer([forB, forA], { run, left: [b, a], delivered: run, source: sqs })
+    expect(read).toEqual({ form: 'array', results: [forA, forB] })
   })
 
-  test('a promise still pending when the wait runs out is read as failed and left running, and the answer says it was cut off', async () => {
+  test('a promise still pending when the wait runs out is read as failed and left running; ' +
+    'the answer says it was cut off', async () => {
     const [done, pending] = [sqsRecord('done'), sqsRecord('pending')]
     const run = [claimed(done), claimed(pending)]
     const never = new Promise<never>(() => {})
@@ -35,7 +40,10 @@ describe('readAnswer and readableByLambda', () => {
   })
 
   test('Lambda reads the settled array as { batchItemFailures } naming the rejected entries by their ids', () => {
-    const results = readableByLambda([{ status: 'fulfilled', value: 1 }, { status: 'rejected', reason: 'x' }], ['id-1', 'id-2'])
+    const settled: Array<PromiseSettledResult<unknown>> = [
+      { status: 'fulfilled', value: 1 }, { status: 'rejected', reason: 'x' }
+    ]
+    const results = readableByLambda(settled, ['id-1', 'id-2'])
     expect(JSON.parse(JSON.stringify(results))).toEqual({ batchItemFailures: [{ itemIdentifier: 'id-2' }] })
     expect(results[1]).toEqual({ status: 'rejected', reason: 'x' })
   })

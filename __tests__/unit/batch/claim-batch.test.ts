@@ -5,7 +5,8 @@ import { Batch } from '../../../src/batch/batch.js'
 import { claimBatch, groupsOf, prepareRecords } from '../../../src/batch/claim-batch.js'
 import type { RecordState } from '../../../src/batch/record-state.js'
 import {
-  idempotency, IdempotencyConfigError, IdempotencyHeldBackError, IdempotencyKeyError, IdempotencyPayloadMismatchError, MemoryStore
+  idempotency, IdempotencyConfigError, IdempotencyHeldBackError, IdempotencyKeyError, IdempotencyPayloadMismatchError,
+  MemoryStore
 } from '../../../src/index.js'
 import { compileSelector, storedKey } from '../../../src/keys/selector.js'
 import type { Selection } from '../../../src/keys/prepare.js'
@@ -17,11 +18,16 @@ import { lambdaContext, recordingLogger, redelivered, sqsEvent, sqsRecord } from
 
 const fifo = sourceOf(sqsEvent([sqsRecord('x', { groupId: 'g' })])) as BatchSource
 const byId: Selection = {
-  namespace: 'claims', key: compileSelector('body.id', 'key'), keyName: 'key path "body.id"', payload: compileSelector('body', 'payload')
+  namespace: 'claims',
+  key: compileSelector('body.id', 'key'),
+  keyName: 'key path "body.id"',
+  payload: compileSelector('body', 'payload')
 }
 
 /** A batch of `records` prepared as the middleware does, on `store`, not yet claimed. */
-const batchOf = (store: CountingStore, records: ReturnType<typeof sqsRecord>[]): { batch: Batch, config: LifecycleConfig } => {
+const batchOf = (
+  store: CountingStore, records: Array<ReturnType<typeof sqsRecord>>
+): { batch: Batch, config: LifecycleConfig } => {
   const silent = (): void => {}
   const config: LifecycleConfig = {
     store, expiresAfterSeconds: 60, onFailure: 'delete', now: Date.now, clockSkewMs: 0,
@@ -31,54 +37,73 @@ const batchOf = (store: CountingStore, records: ReturnType<typeof sqsRecord>[]):
   const nowMs = Date.now()
   const lease = { nowMs, until: nowMs + 60_000 }
   const limits = { concurrency: 4, recordConcurrency: 4, timeoutMarginMs: 0 }
-  return { batch: new Batch(fifo, config, limits, event, prepareRecords(fifo, byId, records, {}, event), lease, {}), config }
+  const prepared = prepareRecords(fifo, byId, records, {}, event)
+  return { batch: new Batch(fifo, config, limits, event, prepared, lease, {}), config }
 }
 const fateOf = (state: RecordState | undefined): string | undefined => state?.fate.kind
 
 describe('prepareRecords and groupsOf: what is taken of each record before the handler runs', () => {
   test('each record gets its key and its ordering group; a record whose key cannot be taken fails alone', () => {
-    const records = [sqsRecord({ id: 1 }, { groupId: 'a' }), sqsRecord({ other: 1 }, { groupId: 'a' }), sqsRecord({ id: 2 }, { groupId: 'b' })]
+    const records = [
+      sqsRecord({ id: 1 }, { groupId: 'a' }),
+      sqsRecord({ other: 1 }, { groupId: 'a' }),
+      sqsRecord({ id: 2 }, { groupId: 'b' })
+    ]
     const [one, keyless, two] = prepareRecords(fifo, byId, records, {})
-    expect(one?.fate).toEqual({ kind: 'keyed', unit: expect.objectContaining({ key: storedKey('claims', 1), attempt: 1 }) })
+    const unit = expect.objectContaining({ key: storedKey('claims', 1), attempt: 1 })
+    expect(one?.fate).toEqual({ kind: 'keyed', unit })
     expect(keyless?.fate).toEqual({ kind: 'unkeyed', error: expect.any(IdempotencyKeyError) })
     expect([one?.group, keyless?.group, two?.group]).toEqual(['a', 'a', 'b'])
   })
 
-  test('a record without its identity is refused for the whole batch, naming what it lacks: its failure could not be reported', () => {
+  test('a record without its identity is refused for the whole batch, naming what it lacks: ' +
+    'its failure could not be reported', () => {
     const nameless = { ...sqsRecord({ id: 1 }), messageId: undefined }
     expect(() => prepareRecords(fifo, byId, [nameless], {})).toThrow(IdempotencyConfigError)
-    expect(() => prepareRecords(fifo, byId, [nameless], {})).toThrow('idempotency: every aws:sqs record needs a string messageId (it is how a failure is reported)')
+    expect(() => prepareRecords(fifo, byId, [nameless], {}))
+      .toThrow('idempotency: every aws:sqs record needs a string messageId (it is how a failure is reported)')
   })
 
   test('groupsOf keeps each group\'s records in batch order, the ungrouped ones together', () => {
     const items = [{ group: 'b', n: 1 }, { n: 2 }, { group: 'a', n: 3 }, { group: 'b', n: 4 }, { n: 5 }]
-    expect([...groupsOf(items)].map(([group, members]) => [group, members.map((m) => m.n)])).toEqual([['b', [1, 4]], ['', [2, 5]], ['a', [3]]])
+    const groups = [...groupsOf(items)].map(([group, members]) => [group, members.map((m) => m.n)])
+    expect(groups).toEqual([['b', [1, 4]], ['', [2, 5]], ['a', [3]]])
   })
 })
 
 describe('claimBatch on a MemoryStore', () => {
-  test('a copy of a key with another payload is refused as a mismatch; its original is claimed, with one claim', async () => {
+  test('a copy with another payload is refused as a mismatch; its original is claimed, one claim', async () => {
     const store = new CountingStore()
-    const { batch, config } = batchOf(store, [sqsRecord({ id: 1, amount: 10 }, { groupId: 'a' }), sqsRecord({ id: 1, amount: 99 }, { groupId: 'b' })])
+    const { batch, config } = batchOf(store, [
+      sqsRecord({ id: 1, amount: 10 }, { groupId: 'a' }), sqsRecord({ id: 1, amount: 99 }, { groupId: 'b' })
+    ])
     await claimBatch(config, fifo, 4, batch, batch.lease)
     const [original, copy] = batch.records
     expect(fateOf(original)).toBe('claimed')
-    expect(copy?.fate).toMatchObject({ kind: 'decided', decision: { kind: 'rejected', error: expect.any(IdempotencyPayloadMismatchError) } })
+    const mismatch = { kind: 'rejected', error: expect.any(IdempotencyPayloadMismatchError) }
+    expect(copy?.fate).toMatchObject({ kind: 'decided', decision: mismatch })
     expect(store.calls).toEqual(['claim'])
   })
 
-  test('ordered: a group stops at its first record that cannot run; the rest are held back without a request, other groups go on', async () => {
+  test('ordered: a group stops at its first record that cannot run; the rest are held back without a request, ' +
+    'other groups go on', async () => {
     const store = new CountingStore()
-    await store.claim({ key: storedKey('claims', 1), status: 'IN_PROGRESS', expiry: Date.now() / 1000 + 60, inProgressExpiry: Date.now() + 60_000, leaseToken: 'elsewhere' }, Date.now())
+    const now = Date.now()
+    const elsewhere = { expiry: now / 1000 + 60, inProgressExpiry: now + 60_000, leaseToken: 'elsewhere' }
+    await store.claim({ key: storedKey('claims', 1), status: 'IN_PROGRESS', ...elsewhere }, now)
     store.calls = []
     const { batch, config } = batchOf(store, [
-      sqsRecord({ id: 1 }, { groupId: 'a' }), sqsRecord({ id: 2 }, { groupId: 'a' }), sqsRecord({ id: 3 }, { groupId: 'b' })
+      sqsRecord({ id: 1 }, { groupId: 'a' }),
+      sqsRecord({ id: 2 }, { groupId: 'a' }),
+      sqsRecord({ id: 3 }, { groupId: 'b' })
     ])
     await claimBatch(config, fifo, 4, batch, batch.lease)
     const [busy, behind, other] = batch.records
     expect(busy?.fate).toMatchObject({ kind: 'decided', decision: { kind: 'rejected' } })
-    expect(behind?.fate).toMatchObject({ kind: 'decided', decision: { kind: 'rejected', error: expect.any(IdempotencyHeldBackError) } })
-    expect((behind?.fate as { decision: { error: Error } }).decision.error.message).toMatch(/an earlier record of message group a/)
+    const heldBack = { kind: 'rejected', error: expect.any(IdempotencyHeldBackError) }
+    expect(behind?.fate).toMatchObject({ kind: 'decided', decision: heldBack })
+    const { error } = (behind?.fate as { decision: { error: Error } }).decision
+    expect(error.message).toMatch(/an earlier record of message group a/)
     expect(fateOf(other)).toBe('claimed')
     expect(store.calls).toEqual(['claim', 'claim'])
   })

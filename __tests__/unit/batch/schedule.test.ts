@@ -1,8 +1,9 @@
 import { describe, expect, test } from '@jest/globals'
 import { schedule } from '../../../src/batch/schedule.js'
-import { deferred } from '../../support/deferred.js'
+import { deferred, within } from '../../support/deferred.js'
 
 interface Item { id: string, group?: string }
+const inGroup = (id: string, group: string): Item => ({ id, group })
 
 /**
  * The hooks `schedule` is given, run by the test: each item's work waits until the test ends it
@@ -58,10 +59,11 @@ const hooksRun = () => {
     /** Ends the run of `id`: after `free`, or still holding its slot. */
     settle: (id: string, succeeded = true): void => { endOf(id).resolve(succeeded) },
     throwIn: (id: string, error: Error): void => { endOf(id).reject(error) },
-    /** Resolves once `event` has happened. */
+    /** Resolves once `event` has happened; fails the test with its name if it has not within 5 s. */
     after: async (event: string): Promise<void> => {
       if (events.includes(event)) return
-      await new Promise<void>((resolve) => { waiters.push({ until: () => events.includes(event), resolve }) })
+      const happened = new Promise<void>((resolve) => { waiters.push({ until: () => events.includes(event), resolve }) })
+      await within(happened, 5_000, `${event} (so far: ${events.join(', ')})`)
     }
   }
 }
@@ -94,9 +96,9 @@ describe('schedule: which item runs when', () => {
     expect(runs.mostWorking()).toBe(1)
   })
 
-  test('an item that did not succeed holds back the rest of its group, which are skipped; other groups go on', async () => {
+  test('an item that did not succeed holds back the rest of its group, which are skipped; others go on', async () => {
     const runs = hooksRun()
-    const items = [{ id: 'a1', group: 'a' }, { id: 'a2', group: 'a' }, { id: 'a3', group: 'a' }, { id: 'b1', group: 'b' }, { id: 'b2', group: 'b' }]
+    const items = [inGroup('a1', 'a'), inGroup('a2', 'a'), inGroup('a3', 'a'), inGroup('b1', 'b'), inGroup('b2', 'b')]
     const done = schedule(items, 2, runs.hooks)
     await runs.after('start b1')
     runs.end('a1', false)
@@ -119,9 +121,11 @@ describe('schedule: which item runs when', () => {
     expect(runs.events).toEqual(['start a', 'skip b closed', 'skip c closed', 'skip d closed'])
   })
 
-  test('a freed slot starts the next item while the previous one is still being settled; its group-mate waits for the settlement', async () => {
+  test('a freed slot starts the next item while the previous one is still settling; ' +
+    'its group-mate waits for the settlement', async () => {
     const runs = hooksRun()
-    const done = schedule([{ id: 'a1', group: 'a' }, { id: 'a2', group: 'a' }, { id: 'b1' }, { id: 'c1' }], 1, runs.hooks)
+    const items = [{ id: 'a1', group: 'a' }, { id: 'a2', group: 'a' }, { id: 'b1' }, { id: 'c1' }]
+    const done = schedule(items, 1, runs.hooks)
     await runs.after('start a1')
     runs.free('a1')
     await runs.after('start b1')
@@ -138,7 +142,8 @@ describe('schedule: which item runs when', () => {
 
   test('a group whose item settles while holding its slot takes that slot before a group not yet started', async () => {
     const runs = hooksRun()
-    const done = schedule([{ id: 'a1', group: 'a' }, { id: 'a2', group: 'a' }, { id: 'b1', group: 'b' }, { id: 'c1', group: 'c' }], 2, runs.hooks)
+    const items = [inGroup('a1', 'a'), inGroup('a2', 'a'), inGroup('b1', 'b'), inGroup('c1', 'c')]
+    const done = schedule(items, 2, runs.hooks)
     await runs.after('start b1')
     runs.settle('a1')
     await runs.after('start a2')
