@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
 import { CreateTableCommand, DeleteTableCommand, GetItemCommand } from '@aws-sdk/client-dynamodb'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
 import { idempotency, IdempotencyConfigError, IdempotencyPayloadMismatchError, IdempotencyTransactError, MemoryStore, perRecord, type RecordTools } from '../../src/index.js'
+import { idempotency as batchIdempotency, perRecord as batchPerRecord } from '../../src/batch.js'
 import { DynamoDBStore, transactions } from '../../src/dynamodb.js'
 import { countingClient, freshTable } from '../support/dynamodb.js'
 import { middyVersions, sqsPartialBatchFailure } from '../support/middy.js'
@@ -147,4 +148,10 @@ test("effects: 'transact-only' with a DynamoDBStore built without transactions i
 test("effects: 'transact-only' needs a store that commits: refused at construction", () => {
   expect(() => idempotency({ store: new MemoryStore(), effects: 'transact-only' })).toThrow(IdempotencyConfigError)
   expect(() => idempotency({ store: new MemoryStore(), effects: 'transact-only' })).toThrow(/needs a store that commits transactions/)
+})
+
+test("effects: 'transact-only' from middy-idempotency/batch without transactions is refused at construction", () => {
+  const store = new DynamoDBStore({ tableName: table.tableName, client: table.client })
+  expect(() => batchIdempotency({ store, effects: 'transact-only' })).toThrow(/this DynamoDBStore was built without them: write new DynamoDBStore\(\{ \.\.\., transactions \}\)/)
+  expect(typeof batchPerRecord).toBe('function')
 })

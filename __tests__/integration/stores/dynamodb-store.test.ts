@@ -1,12 +1,15 @@
-import { describe, expect, test, beforeAll } from '@jest/globals'
+import { afterAll, describe, expect, test, beforeAll } from '@jest/globals'
 import middy from '@middy/core'
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb'
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb'
-import type { SQSEvent } from 'aws-lambda'
-import { idempotency } from '../../../src/index.js'
-import { DynamoDBStore } from '../../../src/dynamodb.js'
+import { GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb'
+import type { SQSEvent, SQSRecord } from 'aws-lambda'
+import {
+  idempotency, IdempotencyConfigError, perRecord, type RecordTools, type TransactItem
+} from '../../../src/index.js'
+import { DynamoDBStore, transactions } from '../../../src/dynamodb.js'
 import type { ClaimRecord } from '../../../src/stores/store.js'
-import { freshTable, localClient } from '../../support/dynamodb.js'
+import { freshTable, localClient, userTable } from '../../support/dynamodb.js'
+import { sqsPartialBatchFailure } from '../../support/middy.js'
 import { lambdaContext, redelivered, sqsEvent, sqsRecord } from '../../support/sqs.js'
 
 /** Records every command the client sends, with its input: what DESIGN §2 says each step costs. */
@@ -141,5 +144,53 @@ describe('DynamoDBStore table shapes and clients', () => {
     const [item] = await table.items()
     expect(item).toMatchObject({ sk: 'IDEMPOTENCY', state: 'COMPLETED', result: '{"ok":1}' })
     expect(Object.keys(item ?? {}).sort()).toEqual(['inProgressExpiry', 'owner', 'payloadHash', 'pk', 'result', 'sk', 'state', 'ttl'])
+  })
+})
+
+describe('DynamoDBStore with transactions', () => {
+  let table: Awaited<ReturnType<typeof freshTable>>
+  let orders: Awaited<ReturnType<typeof userTable>>
+  beforeAll(async () => {
+    table = await freshTable()
+    orders = await userTable(table.client, 'orders', 'orderId')
+  })
+  afterAll(async () => {
+    await orders.drop()
+    await table.drop()
+  })
+
+  const uid = (): string => Math.random().toString(36).slice(2, 10)
+  const orderOf = async (orderId: string) => (await table.client.send(new GetItemCommand({ TableName: orders.tableName, Key: { orderId: { S: orderId } }, ConsistentRead: true }))).Item
+  const counter = async (orderId: string): Promise<number> => Number((await orderOf(orderId))?.count?.N ?? 0)
+  /** One write a double run would show: the order's count goes up by one per applied commit. */
+  const countOrder = (orderId: string): TransactItem => ({
+    Update: { TableName: orders.tableName, Key: { orderId }, UpdateExpression: 'ADD #count :one', ExpressionAttributeNames: { '#count': 'count' }, ExpressionAttributeValues: { ':one': 1 } }
+  })
+  const sqsConsumer = (store: DynamoDBStore, namespace: string, fn: (record: SQSRecord, tools: RecordTools) => Promise<unknown>) => middy<SQSEvent>()
+    .use(sqsPartialBatchFailure({ logger: false as never }))
+    .use(idempotency({ store, namespace, logger: false }))
+    .handler(perRecord(fn) as never) as unknown as (event: SQSEvent, context: unknown) => Promise<unknown>
+
+  test('transactions: true or {} is refused when the store is built, naming the import', () => {
+    for (const wrong of [true, {}, null, 'transactions']) {
+      expect(() => new DynamoDBStore({ tableName: table.tableName, transactions: wrong as never }))
+        .toThrow(new IdempotencyConfigError("DynamoDBStore: transactions must be the transactions exported by 'middy-idempotency/dynamodb'"))
+    }
+  })
+
+  test('imports transactions but builds the store on a DynamoDBDocumentClient: the writes commit once, its removeUndefinedValues honoured', async () => {
+    const namespace = `careless-${uid()}`
+    const orderId = `o-${uid()}`
+    const client = DynamoDBDocumentClient.from(table.client, { marshallOptions: { removeUndefinedValues: true } })
+    const handler = sqsConsumer(new DynamoDBStore({ tableName: table.tableName, client, transactions }), namespace, async (record, { transact }) => {
+      const { orderId: id } = JSON.parse(record.body) as { orderId: string }
+      transact(countOrder(id), { Put: { TableName: orders.tableName, Item: { orderId: `${id}-note`, note: undefined } } })
+      return 'ok'
+    })
+    const record = sqsRecord({ orderId })
+    expect(await handler(sqsEvent([record]), lambdaContext())).toEqual({ batchItemFailures: [] })
+    expect(await handler(sqsEvent([redelivered(record)]), lambdaContext())).toEqual({ batchItemFailures: [] })
+    expect(await counter(orderId)).toBe(1)
+    expect(await orderOf(`${orderId}-note`)).toEqual({ orderId: { S: `${orderId}-note` } })
   })
 })

@@ -1,10 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
 import { GetItemCommand } from '@aws-sdk/client-dynamodb'
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb'
 import middy from '@middy/core'
 import type { APIGatewayProxyEventV2, SQSEvent, SQSRecord } from 'aws-lambda'
 import { idempotency, IdempotencyConfigError, perRecord, type IdempotencyContext, type RecordTools, type TransactItem } from '../../../src/index.js'
-import { idempotency as batchIdempotency, perRecord as batchPerRecord } from '../../../src/batch.js'
 import { DynamoDBStore, transactions } from '../../../src/dynamodb.js'
 import { freshTable, userTable } from '../../support/dynamodb.js'
 import { sqsPartialBatchFailure } from '../../support/middy.js'
@@ -38,7 +36,10 @@ const sqsConsumer = (store: DynamoDBStore, namespace: string, fn: (record: SQSRe
   .use(idempotency({ store, namespace, logger: false }))
   .handler(perRecord(fn) as never) as unknown as (event: SQSEvent, context: unknown) => Promise<unknown>
 
-describe('a careless user of transact', () => {
+// `transact` queues a unit's writes where it is called (src/unit/transact-queue.ts): a call the
+// store cannot commit is refused there, and the refusal fails the unit even when the function
+// catches it, so that nothing completes without the writes it meant to commit.
+describe('a refused transact fails its unit and writes nothing, caught by the function or not', () => {
   test('forgets transactions: that record alone fails, nothing is written, no lock is left, and the redelivery after the fix commits exactly once', async () => {
     const namespace = `careless-${uid()}`
     const orderId = `o-${uid()}`
@@ -113,29 +114,6 @@ describe('a careless user of transact', () => {
     expect(await recordsOf(namespace)).toEqual([])
   })
 
-  test('transactions: true or {} is refused when the store is built, naming the import', () => {
-    for (const wrong of [true, {}, null, 'transactions']) {
-      expect(() => new DynamoDBStore({ tableName: table.tableName, transactions: wrong as never }))
-        .toThrow(new IdempotencyConfigError("DynamoDBStore: transactions must be the transactions exported by 'middy-idempotency/dynamodb'"))
-    }
-  })
-
-  test('imports transactions but builds the store on a DynamoDBDocumentClient: the writes commit once, its removeUndefinedValues honoured', async () => {
-    const namespace = `careless-${uid()}`
-    const orderId = `o-${uid()}`
-    const client = DynamoDBDocumentClient.from(table.client, { marshallOptions: { removeUndefinedValues: true } })
-    const handler = sqsConsumer(new DynamoDBStore({ tableName: table.tableName, client, transactions }), namespace, async (record, { transact }) => {
-      const { orderId: id } = JSON.parse(record.body) as { orderId: string }
-      transact(countOrder(id), { Put: { TableName: orders.tableName, Item: { orderId: `${id}-note`, note: undefined } } })
-      return 'ok'
-    })
-    const record = sqsRecord({ orderId })
-    expect(await handler(sqsEvent([record]), lambdaContext())).toEqual({ batchItemFailures: [] })
-    expect(await handler(sqsEvent([redelivered(record)]), lambdaContext())).toEqual({ batchItemFailures: [] })
-    expect(await counter(orderId)).toBe(1)
-    expect(await orderOf(`${orderId}-note`)).toEqual({ orderId: { S: `${orderId}-note` } })
-  })
-
   test('whole-event HTTP without transactions: the request fails with the IdempotencyConfigError, nothing is written, the key is free, and the retry after the fix commits once', async () => {
     const namespace = `careless-${uid()}`
     const orderId = `o-${uid()}`
@@ -153,51 +131,6 @@ describe('a careless user of transact', () => {
     const fixed = http(new DynamoDBStore({ tableName: table.tableName, client: table.client, transactions }))
     expect(await fixed(structuredClone(event), lambdaContext())).toMatchObject({ statusCode: 201 })
     expect(await fixed(structuredClone(event), lambdaContext())).toMatchObject({ statusCode: 201 })
-    expect(await counter(orderId)).toBe(1)
-  })
-
-  test("effects: 'transact-only' from middy-idempotency/batch without transactions is refused at construction", () => {
-    const store = new DynamoDBStore({ tableName: table.tableName, client: table.client })
-    expect(() => batchIdempotency({ store, effects: 'transact-only' })).toThrow(/this DynamoDBStore was built without them: write new DynamoDBStore\(\{ \.\.\., transactions \}\)/)
-    expect(typeof batchPerRecord).toBe('function')
-  })
-})
-
-describe("transact under Middy's early timeout", () => {
-  test('a record still running when the timeout fires is reported failed, commits its writes once when its work ends, and its redelivery replays', async () => {
-    const { deferred } = await import('../../support/deferred.js')
-    const namespace = `careless-${uid()}`
-    const orderId = `o-${uid()}`
-    const hang = deferred()
-    const committed = deferred()
-    const store = new DynamoDBStore({ tableName: table.tableName, client: table.client, transactions })
-    const commit = store.commit?.bind(store)
-    if (commit === undefined) throw new Error('a store given transactions commits')
-    type Commit = NonNullable<DynamoDBStore['commit']>
-    const observed: Commit = async (...args: Parameters<Commit>) => { const done = await commit(...args); committed.resolve(); return done }
-    Object.assign(store, { commit: observed })
-    let runs = 0
-    const handler = middy<SQSEvent>({ timeoutEarlyInMillis: 29_850 })
-      .use(sqsPartialBatchFailure({ logger: false as never }))
-      .use(idempotency({ store, namespace, logger: false }))
-      .handler(perRecord(async (record: SQSRecord, { transact }: RecordTools) => {
-        runs++
-        transact(countOrder(JSON.parse(record.body).orderId as string))
-        await hang.promise
-        return 'placed'
-      }, { concurrency: 1 }) as never) as unknown as (event: SQSEvent, context: unknown) => Promise<unknown>
-    const record = sqsRecord({ orderId })
-    const later = sqsRecord({ orderId: `o-${uid()}` })
-    // The timeout fires early, the lease runs to the deadline: the work ends well within it.
-    const deadline = Date.now() + 30_000
-    const answer = await handler(sqsEvent([record, later]), lambdaContext(() => deadline - Date.now())).catch((error: unknown) => error)
-    expect(failedIds(answer).sort()).toEqual([record.messageId, later.messageId].sort())
-    expect(await orderOf(orderId)).toBeUndefined()
-    hang.resolve()
-    await committed.promise
-    expect(await counter(orderId)).toBe(1)
-    expect(await handler(sqsEvent([redelivered(record)]), lambdaContext())).toEqual({ batchItemFailures: [] })
-    expect(runs).toBe(1)
     expect(await counter(orderId)).toBe(1)
   })
 })
