@@ -4,8 +4,8 @@ import { idempotency, MemoryStore, perRecord, type CommitResult } from '../../..
 import { batchMiddyVersions, sqsPartialBatchFailure } from '../../support/middy.js'
 import { failedIds, lambdaContext, sqsEvent, sqsRecord } from '../../support/sqs.js'
 
-// How a record's commit of its `transact` writes settles it (src/unit/commit.ts, through
-// perRecord). Kept apart until commit.ts has a test file of its own.
+// How a record's commit of its `transact` writes settles it (src/unit/completion.ts, through
+// perRecord); the refusals' ends are written by settleUnit (settle.test.ts).
 
 /** A MemoryStore that also commits (no tables: the writes are kept for inspection), and can be told to cancel. */
 class CommittingStore extends MemoryStore {
