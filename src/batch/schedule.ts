@@ -64,7 +64,11 @@ export const schedule = async <T extends { group?: string }>(items: readonly T[]
         else free()
         if (!succeeded) skipRest(lane, lane.items[lane.at++], 'held-back')
         else if (!more) laneDone()
-      }, (error: unknown) => { free(); fail(error) })
+      }, (error: unknown) => {
+        // Failed first, so that the slot it frees starts nothing more.
+        fail(error)
+        free()
+      })
     }
     /** Skips `item` and every item after it in its lane (they need no slot: they do not run), then ends the lane. */
     const skipRest = (lane: Lane<T>, item: T | undefined, why: 'held-back' | 'closed'): void => {

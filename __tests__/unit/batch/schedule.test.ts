@@ -155,13 +155,14 @@ describe('schedule: which item runs when', () => {
     expect(runs.events).toEqual(['start a1', 'start b1', 'start a2', 'start c1'])
   })
 
-  test('a run that throws rejects the schedule with its error', async () => {
+  test('a run that throws rejects the schedule with its error, and nothing starts after it', async () => {
     const runs = hooksRun()
     const done = schedule([{ id: 'a' }, { id: 'b' }], 1, runs.hooks)
     await runs.after('start a')
     const broken = new Error('settlement threw')
     runs.throwIn('a', broken)
     await expect(done).rejects.toBe(broken)
+    expect(runs.events).toEqual(['start a'])
   })
 
   test('no items: resolves at once, running nothing', async () => {
