@@ -5,7 +5,8 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb'
  * `@aws-sdk/lib-dynamodb` takes them. Written here so that `transact` needs no module beyond
  * `@aws-sdk/client-dynamodb`, which the store has anyway: lib-dynamodb is an optional peer, and
  * a commit that cannot load it would leave its record IN_PROGRESS until the lease lapsed.
- * The mapping is DynamoDB's own: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html
+ * The mapping is DynamoDB's own:
+ * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.NamingRulesDataTypes.html
  */
 
 /** What a `DynamoDBDocumentClient`'s `marshallOptions` say that matters here. */
