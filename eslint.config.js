@@ -20,6 +20,35 @@ const formatting = [
   }
 ]
 
+// Lines of at most 120 characters (issue #31), so code reads without sideways scrolling. URLs may run
+// longer, since a link cannot be split. Strings, templates and comments get no exemption: a long message
+// is split with `+` or a template over lines, and a long comment is re-flowed.
+// __tests__/ and bench/ are not covered yet.
+const lineLength = {
+  files: ['src/**', 'scripts/**', 'examples/**'],
+  ignores: [
+    // being restructured: wrapped when that lands
+    'src/batch/batch.ts',
+    'src/batch/close.ts',
+    'src/batch/record-state.ts',
+    'src/batch/per-record.ts',
+    'src/unit/settle.ts',
+    'src/unit/fenced-writes.ts',
+    'src/unit/commit.ts',
+    'src/middleware/batch-hooks.ts',
+    'src/index.ts',
+    'src/types.ts',
+    'src/options.ts',
+    'src/defaults.ts',
+    'src/batch/limits.ts',
+    'src/stores/store.ts',
+    'src/unknown-options.ts'
+  ],
+  rules: {
+    '@stylistic/max-len': ['error', { code: 120, ignoreUrls: true }]
+  }
+}
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'coverage/', 'bench/results/', '**/.aws-sam/'] },
   js.configs.recommended,
@@ -34,5 +63,6 @@ export default tseslint.config(
       'prefer-const': 'error'
     }
   },
-  ...formatting
+  ...formatting,
+  lineLength
 )

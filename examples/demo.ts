@@ -32,8 +32,13 @@ const payment = (id: number, amount: number, cardToken: string, currency = 'EUR'
 const story = async (demo: Harness): Promise<void> => {
   const { gateway } = demo
 
-  heading('1. A batch of three new payments', 'Each is claimed in DynamoDB, charged, and stored as COMPLETED with its receipt.')
-  const first = [message(payment(1001, 2500, 'tok_visa_4242')), message(payment(1002, 990, 'tok_mastercard_4444')), message(payment(1003, 12000, 'tok_visa_1881'))]
+  heading('1. A batch of three new payments',
+    'Each is claimed in DynamoDB, charged, and stored as COMPLETED with its receipt.')
+  const first = [
+    message(payment(1001, 2500, 'tok_visa_4242')),
+    message(payment(1002, 990, 'tok_mastercard_4444')),
+    message(payment(1003, 12000, 'tok_visa_1881'))
+  ]
   await demo.deliver(first, ['ran', 'ran', 'ran'])
 
   heading('2. The acknowledgement was lost: SQS delivers the same batch again',
@@ -49,7 +54,11 @@ const story = async (demo: Harness): Promise<void> => {
     "A fault releases the claim (onFailure: 'delete'); a decline is kept FAILED (onFailure: 'fail').")
   gateway.networkDown('amex')
   gateway.decline('tok_visa_0341', 'insufficient funds')
-  const troubled = [message(payment(1005, 1500, 'tok_visa_3220')), message(payment(1006, 8800, 'tok_amex_0005')), message(payment(1007, 30000, 'tok_visa_0341'))]
+  const troubled = [
+    message(payment(1005, 1500, 'tok_visa_3220')),
+    message(payment(1006, 8800, 'tok_amex_0005')),
+    message(payment(1007, 30000, 'tok_visa_0341'))
+  ]
   const fourth = await demo.deliver(troubled, ['ran', 'failed', 'failed'])
 
   heading('5. The network is back; SQS redelivers only the two records reported failed',
@@ -58,7 +67,8 @@ const story = async (demo: Harness): Promise<void> => {
   await demo.deliver(fourth.filter((r) => r.returnedToQueue).map((r) => redelivery(r.record)), ['retried', 'refused'])
 
   heading('6. Two invocations get the same message at once',
-    "Its visibility timeout ran out while the first was still charging. One claim wins; the other is told 'in progress'.")
+    'Its visibility timeout ran out while the first was still charging. ' +
+    "One claim wins; the other is told 'in progress'.")
   const contested = message(payment(1008, 5600, 'tok_mastercard_9991'))
   const charging = gateway.holdNextCharge()
   const a = demo.invoke([contested], 'A')
@@ -70,13 +80,16 @@ const story = async (demo: Harness): Promise<void> => {
   const both: Invocation[] = [{ records: [contested], ...fromA }, { records: [redelivery(contested)], ...fromB }]
   const contest = await demo.report(both, ['ran', 'conflict'])
 
-  heading('7. SQS redelivers the copy that got the conflict', 'The winner has completed by now: the copy is answered with its receipt.')
+  heading('7. SQS redelivers the copy that got the conflict',
+    'The winner has completed by now: the copy is answered with its receipt.')
   const loser = contest.find((r) => r.outcome === 'conflict')
   if (loser !== undefined) await demo.deliver([redelivery(loser.record)], ['replayed'])
 }
 
 const showTable = async (demo: Harness): Promise<void> => {
-  heading(`The table ${TABLE}`, 'Keys are namespace#sha256(key): no payment data in them; the namespace is the name of the function. TTL deletes expired records.')
+  heading(`The table ${TABLE}`,
+    'Keys are namespace#sha256(key): no payment data in them; the namespace is the name of the function. ' +
+    'TTL deletes expired records.')
   const items = await scanItems(demo.client, TABLE)
   const now = Date.now() / 1000
   const namespaceOf = (item: Item): string => String(item.idempotencyKey).split('#')[0] ?? ''
@@ -88,11 +101,14 @@ const showTable = async (demo: Harness): Promise<void> => {
       const key = String(item.idempotencyKey)
       const expiry = Number(item.expiry)
       const error = item.error as { name?: string, message?: string } | undefined
-      const stored = item.status === 'FAILED' ? `error: ${error?.name}: ${error?.message}` : String(item.responseData ?? '')
+      const stored = item.status === 'FAILED'
+        ? `error: ${error?.name}: ${error?.message}`
+        : String(item.responseData ?? '')
+      const expiresAt = new Date(expiry * 1000).toISOString().slice(0, 16).replace('T', ' ')
       return [
         `${key.slice(0, key.indexOf('#') + 13)}…`,
         String(item.status),
-        `${new Date(expiry * 1000).toISOString().slice(0, 16).replace('T', ' ')} (in ${Math.round((expiry - now) / 3600)} h)`,
+        `${expiresAt} (in ${Math.round((expiry - now) / 3600)} h)`,
         shorten(stored, 80)
       ]
     })
@@ -104,15 +120,22 @@ const summarise = (demo: Harness): void => {
   const payments = [...new Set(demo.reports.map((r) => r.paymentId))]
   const declined = new Set(demo.reports.filter((r) => r.outcome === 'refused').map((r) => r.paymentId))
   table(['payment', 'deliveries', 'charges'], payments.map((id) => [
-    id, String(demo.reports.filter((r) => r.paymentId === id).length), `${demo.gateway.chargesOf(id)}${declined.has(id) ? ' (declined)' : ''}`
+    id,
+    String(demo.reports.filter((r) => r.paymentId === id).length),
+    `${demo.gateway.chargesOf(id)}${declined.has(id) ? ' (declined)' : ''}`
   ]))
   for (const id of payments) {
     const want = declined.has(id) ? 0 : 1
-    if (demo.gateway.chargesOf(id) !== want) demo.problems.push(`${id} was charged ${demo.gateway.chargesOf(id)} times, not ${want}`)
+    if (demo.gateway.chargesOf(id) !== want) {
+      demo.problems.push(`${id} was charged ${demo.gateway.chargesOf(id)} times, not ${want}`)
+    }
   }
   const accepted = payments.filter((id) => !declined.has(id))
-  console.log(`\nSummary: ${payments.length} payments in ${demo.reports.length} deliveries; ${demo.gateway.ledger.length} charges — ` +
-    `${accepted.length === payments.length ? 'every payment' : `each of the ${accepted.length} accepted payments`} charged exactly once` +
+  const chargedOnce = accepted.length === payments.length
+    ? 'every payment'
+    : `each of the ${accepted.length} accepted payments`
+  console.log(`\nSummary: ${payments.length} payments in ${demo.reports.length} deliveries; ` +
+    `${demo.gateway.ledger.length} charges — ${chargedOnce} charged exactly once` +
     (declined.size === 0 ? '.' : `, ${[...declined].join(', ')} declined once and never sent to the gateway again.`))
 }
 

@@ -41,7 +41,19 @@ try {
         projectFolder: repo,
         mainEntryPointFilePath: declarations,
         // The declarations are compiled already: only what reading them needs.
-        compiler: { overrideTsconfig: { compilerOptions: { target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', lib: ['es2022'], types: ['node'], strict: true }, files: [declarations] } },
+        compiler: {
+          overrideTsconfig: {
+            compilerOptions: {
+              target: 'es2022',
+              module: 'nodenext',
+              moduleResolution: 'nodenext',
+              lib: ['es2022'],
+              types: ['node'],
+              strict: true
+            },
+            files: [declarations]
+          }
+        },
         apiReport: { enabled: true, reportFileName: reportName, reportFolder, reportTempFolder: scratch },
         docModel: { enabled: false },
         dtsRollup: { enabled: false },
@@ -59,16 +71,20 @@ try {
     const label = `${pkg.name}${subpath === '.' ? '' : subpath.slice(1)}`
     if (!result.succeeded && result.apiReportChanged) {
       // What changed, before the scratch folder goes: CI's log then shows it.
-      spawnSync('diff', ['-u', join(reportFolder, `${reportName}.api.md`), join(scratch, `${reportName}.api.md`)], { stdio: 'inherit' })
+      const reportFile = `${reportName}.api.md`
+      spawnSync('diff', ['-u', join(reportFolder, reportFile), join(scratch, reportFile)], { stdio: 'inherit' })
     }
     if (!result.succeeded) {
       problems.push(result.apiReportChanged
-        ? `${label}: the public API differs from api/${reportName}.api.md. If the change is meant, run \`npm run api:update\` and commit the report.`
-        : `${label}: API Extractor reported ${result.errorCount} error(s) and ${result.warningCount} warning(s) (above)`)
+        ? `${label}: the public API differs from api/${reportName}.api.md. ` +
+          'If the change is meant, run `npm run api:update` and commit the report.'
+        : `${label}: API Extractor reported ${result.errorCount} error(s) ` +
+          `and ${result.warningCount} warning(s) (above)`)
     } else if (result.warningCount > 0) {
       problems.push(`${label}: API Extractor reported ${result.warningCount} warning(s) (above)`)
     } else {
-      console.log(`api-report: ${label} ${update && result.apiReportChanged ? 'report rewritten' : 'matches'} api/${reportName}.api.md`)
+      const verdict = update && result.apiReportChanged ? 'report rewritten' : 'matches'
+      console.log(`api-report: ${label} ${verdict} api/${reportName}.api.md`)
     }
   }
   // A report whose entry point is gone.
@@ -77,7 +93,9 @@ try {
     if (update) {
       unlinkSync(join(reportFolder, file))
       console.log(`api-report: removed api/${file} (no such entry point in package.json exports)`)
-    } else problems.push(`api/${file} reports an entry point package.json no longer exports: run \`npm run api:update\``)
+    } else {
+      problems.push(`api/${file} reports an entry point package.json no longer exports: run \`npm run api:update\``)
+    }
   }
 } finally {
   rmSync(scratch, { recursive: true, force: true })

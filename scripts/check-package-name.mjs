@@ -37,24 +37,37 @@ const SCOPE_HINT = 'To publish under a scope instead, see CONTRIBUTING.md, "Publ
 export const decide = (pkg, registry) => {
   const { name, version } = pkg
   const ours = repositoryOf(pkg.repository)
-  if (ours === undefined) return { ok: false, message: `package.json has no repository: cannot tell whether the npm name ${name} is ours.` }
-  if (registry.status === 'missing') return { ok: true, message: `${name} is not on the npm registry: free for a first publish of ${version}.` }
-  if (registry.status === 'error') return { ok: false, message: `could not ask the npm registry about ${name}: ${registry.detail}` }
+  if (ours === undefined) {
+    return { ok: false, message: `package.json has no repository: cannot tell whether the npm name ${name} is ours.` }
+  }
+  if (registry.status === 'missing') {
+    return { ok: true, message: `${name} is not on the npm registry: free for a first publish of ${version}.` }
+  }
+  if (registry.status === 'error') {
+    return { ok: false, message: `could not ask the npm registry about ${name}: ${registry.detail}` }
+  }
   const theirs = repositoryOf(registry.manifest?.repository)
   if (theirs !== ours) {
     return {
       ok: false,
-      message: `the npm name ${name} is taken by another package (repository ${theirs ?? 'not stated'}, latest ${registry.manifest?.version ?? 'unknown'}), not ${ours}. ${SCOPE_HINT}`
+      message: `the npm name ${name} is taken by another package (repository ${theirs ?? 'not stated'}, ` +
+        `latest ${registry.manifest?.version ?? 'unknown'}), not ${ours}. ${SCOPE_HINT}`
     }
   }
   const versions = [registry.manifest?.versions ?? []].flat()
-  if (versions.includes(version)) return { ok: false, message: `${name}@${version} is already published: bump the version (and tag v<version>) first.` }
+  if (versions.includes(version)) {
+    return {
+      ok: false,
+      message: `${name}@${version} is already published: bump the version (and tag v<version>) first.`
+    }
+  }
   return { ok: true, message: `${name} is ours (${ours}): ${version} is new.` }
 }
 
 /** `npm view <name> --json`, read as `decide` wants it. */
 export const askRegistry = (name, npm = 'npm') => {
-  const result = spawnSync(npm, ['view', name, '--json'], { encoding: 'utf8', env: { ...process.env, npm_config_update_notifier: 'false' } })
+  const env = { ...process.env, npm_config_update_notifier: 'false' }
+  const result = spawnSync(npm, ['view', name, '--json'], { encoding: 'utf8', env })
   if (result.error !== undefined) return { status: 'error', detail: result.error.message }
   if (result.status === 0) return { status: 'found', manifest: JSON.parse(result.stdout) }
   // npm prints its error as JSON with --json; a missing package is E404.

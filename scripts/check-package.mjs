@@ -18,7 +18,10 @@ import { fileURLToPath } from 'node:url'
 
 /** What never belongs in the tarball: the repository's own tooling and tests. */
 const NOT_SHIPPED = [
-  [/^(src|__tests__|bench|examples|scripts|docs|coverage|\.ci|\.github)\//, 'a folder of the repository, not of the package'],
+  [
+    /^(src|__tests__|bench|examples|scripts|docs|coverage|\.ci|\.github)\//,
+    'a folder of the repository, not of the package'
+  ],
   [/(^|\/)[^/]+\.(test|spec)\.[cm]?[jt]s$/, 'a test'],
   [/\.tgz$/, 'a packed tarball'],
   [/(^|\/)(tsconfig[^/]*\.json|jest\.config\.[^/]+|eslint\.config\.[^/]+)$/, 'a build configuration']
@@ -34,7 +37,9 @@ export const exportTargets = (pkg) => {
   }
   walk(pkg.exports)
   walk(pkg.bin)
-  for (const field of ['main', 'types', 'typings', 'module']) if (typeof pkg[field] === 'string') targets.push(pkg[field])
+  for (const field of ['main', 'types', 'typings', 'module']) {
+    if (typeof pkg[field] === 'string') targets.push(pkg[field])
+  }
   return [...new Set(targets.map((target) => posix.normalize(target).replace(/^\.\//, '')))]
 }
 
@@ -51,8 +56,11 @@ export const tarballProblems = (pkg, files, read) => {
   }
   for (const target of exportTargets(pkg)) {
     if (target.includes('*')) {
-      const pattern = new RegExp(`^${target.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.+')}$`)
-      if (!files.some((file) => pattern.test(file))) problems.push(`exports target ${target} matches no file of the tarball`)
+      const escapedParts = target.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      const pattern = new RegExp(`^${escapedParts.join('.+')}$`)
+      if (!files.some((file) => pattern.test(file))) {
+        problems.push(`exports target ${target} matches no file of the tarball`)
+      }
     } else if (!shipped.has(target)) problems.push(`exports target ${target} is not in the tarball`)
   }
   for (const map of files.filter((file) => file.endsWith('.map'))) {
@@ -63,14 +71,17 @@ export const tarballProblems = (pkg, files, read) => {
       problems.push(`${map} is not a readable source map (${error.message})`)
       continue
     }
-    const missing = sources.map((source) => posix.normalize(posix.join(posix.dirname(map), source))).filter((source) => !shipped.has(source))
+    const missing = sources
+      .map((source) => posix.normalize(posix.join(posix.dirname(map), source)))
+      .filter((source) => !shipped.has(source))
     if (missing.length > 0) problems.push(`${map} maps files the tarball does not ship: ${missing.join(', ')}`)
     const generated = map.slice(0, -'.map'.length)
     if (!shipped.has(generated)) problems.push(`${map} is the map of ${generated}, which the tarball does not ship`)
   }
   for (const file of files.filter((f) => /\.([cm]?js|d\.[cm]?ts)$/.test(f))) {
     const url = /[#@] sourceMappingURL=(\S+)\s*$/.exec(read(file))?.[1]
-    if (url !== undefined && !url.startsWith('data:') && !shipped.has(posix.normalize(posix.join(posix.dirname(file), url)))) {
+    if (url === undefined || url.startsWith('data:')) continue
+    if (!shipped.has(posix.normalize(posix.join(posix.dirname(file), url)))) {
       problems.push(`${file} points to a source map the tarball does not ship (${url})`)
     }
   }
@@ -80,8 +91,11 @@ export const tarballProblems = (pkg, files, read) => {
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..')
 
 const run = (command, args, options = {}) => {
-  const result = spawnSync(command, args, { cwd: repo, encoding: 'utf8', env: { ...process.env, npm_config_update_notifier: 'false' }, ...options })
-  if (result.error !== undefined) throw new Error(`${command} could not be run: ${result.error.message}`, { cause: result.error })
+  const env = { ...process.env, npm_config_update_notifier: 'false' }
+  const result = spawnSync(command, args, { cwd: repo, encoding: 'utf8', env, ...options })
+  if (result.error !== undefined) {
+    throw new Error(`${command} could not be run: ${result.error.message}`, { cause: result.error })
+  }
   return result
 }
 
@@ -111,7 +125,9 @@ const main = () => {
     console.log(`check-package: ${pack.filename}, ${files.length} files, ${pack.size} bytes packed`)
     const problems = tarballProblems(pkg, files, (file) => readFileSync(join(unpacked, file), 'utf8'))
     for (const problem of problems) console.error(`  contents: ${problem}`)
-    if (problems.length === 0) console.log('  contents: no tests, bench, sources or stray maps; every exports target present')
+    if (problems.length === 0) {
+      console.log('  contents: no tests, bench, sources or stray maps; every exports target present')
+    }
     failed ||= problems.length > 0
 
     // publint reads the tarball itself (no second pack); its warnings fail the check too.
@@ -122,8 +138,14 @@ const main = () => {
     // `moduleResolution: node`, predates `exports` and cannot see the store subpaths.) A CommonJS
     // caller resolving to the ES module is the design: Node 22.12+ require()s it,
     // https://nodejs.org/api/modules.html#loading-ecmascript-modules-using-require
-    const attw = run(process.execPath, [bin('@arethetypeswrong/cli', 'attw'), tarball, '--profile', 'node16', '--no-definitely-typed',
-      '--ignore-rules', 'cjs-resolves-to-esm', '--format', 'table-flipped', '--no-color'], { stdio: 'inherit' })
+    const attw = run(process.execPath, [
+      bin('@arethetypeswrong/cli', 'attw'), tarball,
+      '--profile', 'node16',
+      '--no-definitely-typed',
+      '--ignore-rules', 'cjs-resolves-to-esm',
+      '--format', 'table-flipped',
+      '--no-color'
+    ], { stdio: 'inherit' })
     failed ||= attw.status !== 0
   } finally {
     if (keep) console.log(`check-package: kept ${scratch}`)

@@ -13,7 +13,13 @@ import { createRequire } from 'node:module'
 import { freePort } from './free-port.mjs'
 import { dirname, join } from 'node:path'
 import {
-  BatchExecuteStatementCommand, CreateTableCommand, DeleteTableCommand, DynamoDBClient, ListTablesCommand, PutItemCommand, UpdateTimeToLiveCommand
+  BatchExecuteStatementCommand,
+  CreateTableCommand,
+  DeleteTableCommand,
+  DynamoDBClient,
+  ListTablesCommand,
+  PutItemCommand,
+  UpdateTimeToLiveCommand
 } from '@aws-sdk/client-dynamodb'
 
 /** Client config for DynamoDB Local: it checks neither credentials nor region with -sharedDb. */
@@ -59,11 +65,14 @@ export const startDynamoDBLocal = async ({ shortRun = false } = {}) => {
   let stderr = ''
   java.stderr.on('data', (chunk) => { stderr = (stderr + chunk.toString()).slice(-4000) })
   let failure
-  java.once('error', (error) => { failure = new Error(`could not start java for DynamoDB Local (is Java 17+ installed?): ${error.message}`) })
+  java.once('error', (error) => {
+    failure = new Error(`could not start java for DynamoDB Local (is Java 17+ installed?): ${error.message}`)
+  })
   java.once('exit', (code) => { failure ??= new Error(`DynamoDB Local exited with code ${code}: ${stderr}`) })
   const kill = () => { java.kill('SIGKILL') }
   process.once('exit', kill)
-  const watchdog = spawn('sh', ['-c', `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; kill -9 ${java.pid} 2>/dev/null`], { detached: true, stdio: 'ignore' })
+  const watch = `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; kill -9 ${java.pid} 2>/dev/null`
+  const watchdog = spawn('sh', ['-c', watch], { detached: true, stdio: 'ignore' })
   watchdog.unref()
 
   const endpoint = `http://127.0.0.1:${port}`
@@ -105,9 +114,14 @@ export const startDynamoDBLocal = async ({ shortRun = false } = {}) => {
 const warmUp = async (client) => {
   const TableName = 'warm-up'
   await client.send(new CreateTableCommand({
-    TableName, KeySchema: [{ AttributeName: 'k', KeyType: 'HASH' }], AttributeDefinitions: [{ AttributeName: 'k', AttributeType: 'S' }], BillingMode: 'PAY_PER_REQUEST'
+    TableName,
+    KeySchema: [{ AttributeName: 'k', KeyType: 'HASH' }],
+    AttributeDefinitions: [{ AttributeName: 'k', AttributeType: 'S' }],
+    BillingMode: 'PAY_PER_REQUEST'
   }))
-  await client.send(new PutItemCommand({ TableName, Item: { k: { S: 'a' } }, ConditionExpression: 'attribute_not_exists(k)' }))
+  await client.send(new PutItemCommand({
+    TableName, Item: { k: { S: 'a' } }, ConditionExpression: 'attribute_not_exists(k)'
+  }))
   await client.send(new BatchExecuteStatementCommand({
     Statements: [
       { Statement: `INSERT INTO "${TableName}" VALUE {'k': ?}`, Parameters: [{ S: 'b' }] },
@@ -130,6 +144,10 @@ export const createIdempotencyTable = async (client, tableName, options = {}) =>
     KeySchema.push({ AttributeName: options.sortKeyAttr, KeyType: 'RANGE' })
     AttributeDefinitions.push({ AttributeName: options.sortKeyAttr, AttributeType: 'S' })
   }
-  await client.send(new CreateTableCommand({ TableName: tableName, KeySchema, AttributeDefinitions, BillingMode: 'PAY_PER_REQUEST' }))
-  await client.send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: 'expiry', Enabled: true } }))
+  await client.send(new CreateTableCommand({
+    TableName: tableName, KeySchema, AttributeDefinitions, BillingMode: 'PAY_PER_REQUEST'
+  }))
+  await client.send(new UpdateTimeToLiveCommand({
+    TableName: tableName, TimeToLiveSpecification: { AttributeName: 'expiry', Enabled: true }
+  }))
 }

@@ -24,7 +24,9 @@ const cli = async () => {
       return name
     } catch {}
   }
-  throw new Error('redis-cli not found: the Redis Cluster tests form their cluster with it. It comes with redis-server (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis), or set REDIS_CLUSTER_NODES=host:port,… to use a cluster you run.')
+  throw new Error('redis-cli not found: the Redis Cluster tests form their cluster with it. ' +
+    'It comes with redis-server (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis), ' +
+    'or set REDIS_CLUSTER_NODES=host:port,… to use a cluster you run.')
 }
 
 /** `CLUSTER INFO` of one node, as redis-cli prints it (empty when the node does not answer). */
@@ -64,8 +66,13 @@ export const startRedisCluster = async (size = 3) => {
     const deadline = Date.now() + 20_000
     for (;;) {
       const infos = await Promise.all(servers.map(async (server) => await clusterInfo(binary, server.port)))
-      if (infos.every((info) => info.includes('cluster_state:ok') && info.includes('cluster_slots_ok:16384') && info.includes(`cluster_known_nodes:${size}`))) break
-      if (Date.now() > deadline) throw new Error(`the Redis Cluster on ${nodes.join(', ')} did not reach cluster_state:ok: ${infos.join(' | ')}`)
+      const formed = (info) => info.includes('cluster_state:ok') &&
+        info.includes('cluster_slots_ok:16384') &&
+        info.includes(`cluster_known_nodes:${size}`)
+      if (infos.every(formed)) break
+      if (Date.now() > deadline) {
+        throw new Error(`the Redis Cluster on ${nodes.join(', ')} did not reach cluster_state:ok: ${infos.join(' | ')}`)
+      }
       await new Promise((resolve) => setTimeout(resolve, 50))
     }
     return { nodes, stop }

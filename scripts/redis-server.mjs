@@ -33,7 +33,9 @@ export const redisServerBinary = () => {
     const installed = onPath('redis-server')
     if (installed !== undefined) return installed
   }
-  throw new Error('redis-server not found: the Redis tests need a real server. Install one (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis), or set REDIS_URL=redis://host:port to use one you run.')
+  throw new Error('redis-server not found: the Redis tests need a real server. ' +
+    'Install one (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis), ' +
+    'or set REDIS_URL=redis://host:port to use one you run.')
 }
 
 /** Resolves once the server answers PING on `port`. */
@@ -50,8 +52,15 @@ export const startRedisServer = async (extraArgs = []) => {
   const port = await freePort()
   // A directory of its own: a replica writes the RDB its primary sends it, wherever it runs.
   const dir = mkdtempSync(join(tmpdir(), 'redis-server-'))
-  const server = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no', '--dir', dir, ...extraArgs],
-    { stdio: ['ignore', 'ignore', 'pipe'] })
+  const server = spawn(binary, [
+    '--port', String(port),
+    '--bind', '127.0.0.1',
+    '--save', '',
+    '--appendonly', 'no',
+    '--protected-mode', 'no',
+    '--dir', dir,
+    ...extraArgs
+  ], { stdio: ['ignore', 'ignore', 'pipe'] })
   let stderr = ''
   server.stderr.on('data', (chunk) => { stderr = (stderr + chunk.toString()).slice(-4000) })
   let failure
@@ -59,8 +68,10 @@ export const startRedisServer = async (extraArgs = []) => {
   server.once('exit', (code) => { failure ??= new Error(`${binary} exited with code ${code}: ${stderr}`) })
   const kill = () => { server.kill('SIGKILL') }
   process.once('exit', kill)
-  // Should this process be killed outright (no 'exit' event), a watchdog shell kills the server within a second: no orphan keeps its port.
-  const watchdog = spawn('sh', ['-c', `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; kill -9 ${server.pid} 2>/dev/null`], { detached: true, stdio: 'ignore' })
+  // Should this process be killed outright (no 'exit' event), a watchdog shell kills the server within a
+  // second: no orphan keeps its port.
+  const watch = `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; kill -9 ${server.pid} 2>/dev/null`
+  const watchdog = spawn('sh', ['-c', watch], { detached: true, stdio: 'ignore' })
   watchdog.unref()
   const deadline = Date.now() + 20_000
   while (!await answers(port)) {

@@ -18,7 +18,10 @@
  * (default template: examples/sam-app/template.yaml). Exits 1 naming each function that fails.
  */
 import { spawnSync } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import {
+  cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, symlinkSync,
+  writeFileSync
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, delimiter, dirname, join, resolve } from 'node:path'
 import { fileURLToPath, URL } from 'node:url'
@@ -32,9 +35,15 @@ const work = mkdtempSync(join(tmpdir(), 'sam-build-check-'))
 const EXCLUDED = new Set(['.aws-sam', '.git', 'node_modules'])
 
 const run = (command, commandArgs, cwd) => {
-  const result = spawnSync(command, commandArgs, { cwd, encoding: 'utf8', env: { ...process.env, npm_config_update_notifier: 'false' } })
-  if (result.error !== undefined) throw new Error(`${command} could not be run: ${result.error.message}`, { cause: result.error })
-  if (result.status !== 0) throw new Error(`${basename(command)} ${commandArgs.join(' ')} exited ${result.status}:\n${(result.stderr || result.stdout).trim()}`)
+  const env = { ...process.env, npm_config_update_notifier: 'false' }
+  const result = spawnSync(command, commandArgs, { cwd, encoding: 'utf8', env })
+  if (result.error !== undefined) {
+    throw new Error(`${command} could not be run: ${result.error.message}`, { cause: result.error })
+  }
+  if (result.status !== 0) {
+    const output = (result.stderr || result.stdout).trim()
+    throw new Error(`${basename(command)} ${commandArgs.join(' ')} exited ${result.status}:\n${output}`)
+  }
   return result.stdout
 }
 
@@ -65,7 +74,9 @@ const install = (codeDir, scratch, tarball, useNpmCi) => {
     console.log('  (package.json has no middy-idempotency dependency)')
   }
   const locked = ['package-lock.json', 'npm-shrinkwrap.json'].some((name) => existsSync(join(codeDir, name)))
-  const command = useNpmCi === true && locked ? ['ci'] : ['install', '-q', '--no-audit', '--no-save', '--unsafe-perm', '--omit=dev']
+  const command = useNpmCi === true && locked
+    ? ['ci']
+    : ['install', '-q', '--no-audit', '--no-save', '--unsafe-perm', '--omit=dev']
   console.log(`  npm ${command.join(' ')}`)
   run('npm', command, scratch)
   return manifest
@@ -75,10 +86,15 @@ const install = (codeDir, scratch, tarball, useNpmCi) => {
 const findEsbuild = (scratch) => {
   const local = join(scratch, 'node_modules/.bin/esbuild')
   if (existsSync(local)) return { path: local, from: "the app's dependencies" }
-  const onPath = (process.env.PATH ?? '').split(delimiter).map((dir) => join(dir, 'esbuild')).find((file) => existsSync(file))
+  const onPath = (process.env.PATH ?? '').split(delimiter)
+    .map((dir) => join(dir, 'esbuild'))
+    .find((file) => existsSync(file))
   if (onPath !== undefined) return { path: onPath, from: 'PATH' }
   // sam build would stop here ("Cannot find esbuild"); a global install is what users have then.
-  return { path: join(repo, 'node_modules/.bin/esbuild'), from: 'neither the app nor PATH: standing in for a global install, this repository\'s' }
+  return {
+    path: join(repo, 'node_modules/.bin/esbuild'),
+    from: 'neither the app nor PATH: standing in for a global install, this repository\'s'
+  }
 }
 
 /** A folder like a Lambda task root: the build output and, as the runtime provides, the AWS SDK v3. */
@@ -86,7 +102,9 @@ const taskRoot = (artifacts, dir) => {
   cpSync(artifacts, dir, { recursive: true })
   const sdk = join(repo, 'node_modules/@aws-sdk')
   mkdirSync(join(dir, 'node_modules/@aws-sdk'), { recursive: true })
-  for (const name of readdirSync(sdk)) symlinkSync(realpathSync(join(sdk, name)), join(dir, 'node_modules/@aws-sdk', name), 'dir')
+  for (const name of readdirSync(sdk)) {
+    symlinkSync(realpathSync(join(sdk, name)), join(dir, 'node_modules/@aws-sdk', name), 'dir')
+  }
 }
 
 const IMPORT = `
@@ -94,7 +112,8 @@ const [file, name] = process.argv.slice(1)
 const { pathToFileURL } = await import('node:url')
 const module = await import(pathToFileURL(file).href)
 if (typeof module[name] !== 'function') {
-  console.error(\`export \${name} is \${typeof module[name]}, not a function (exports: \${Object.keys(module).join(', ') || 'none'})\`)
+  const exported = Object.keys(module).join(', ') || 'none'
+  console.error(\`export \${name} is \${typeof module[name]}, not a function (exports: \${exported})\`)
   process.exit(1)
 }
 // At once: a handler may have started connecting to its store, which is not there.
@@ -102,16 +121,23 @@ process.exit(0)
 `
 
 const importHandler = (fn, dir) => {
-  const [file, exportName] = [fn.handler.slice(0, fn.handler.lastIndexOf('.')), fn.handler.slice(fn.handler.lastIndexOf('.') + 1)]
+  const lastDot = fn.handler.lastIndexOf('.')
+  const [file, exportName] = [fn.handler.slice(0, lastDot), fn.handler.slice(lastDot + 1)]
   const found = ['.js', '.mjs', '.cjs'].map((ext) => join(dir, file + ext)).find((path) => existsSync(path))
-  if (found === undefined) throw new Error(`Handler ${fn.handler}: no ${file}.js, .mjs or .cjs in the build output (${readdirSync(dir).join(', ')})`)
+  if (found === undefined) {
+    throw new Error(`Handler ${fn.handler}: no ${file}.js, .mjs or .cjs in the build output ` +
+      `(${readdirSync(dir).join(', ')})`)
+  }
   const result = spawnSync(process.execPath, ['--input-type=module', '-e', IMPORT, found, exportName], {
     cwd: dir,
     encoding: 'utf8',
     timeout: 30_000,
     env: { PATH: process.env.PATH, AWS_REGION: 'us-east-1', AWS_LAMBDA_FUNCTION_NAME: fn.name, LAMBDA_TASK_ROOT: dir }
   })
-  if (result.status !== 0) throw new Error(`import of ${basename(found)} failed (exit ${result.status ?? result.signal}):\n${(result.stderr || result.stdout).trim()}`)
+  if (result.status !== 0) {
+    const output = (result.stderr || result.stdout).trim()
+    throw new Error(`import of ${basename(found)} failed (exit ${result.status ?? result.signal}):\n${output}`)
+  }
   return { file: basename(found), bytes: statSync(found).size }
 }
 
@@ -144,7 +170,9 @@ const main = () => {
       const dir = join(work, 'run', fn.name)
       taskRoot(artifacts, dir)
       const { file, bytes } = importHandler(fn, dir)
-      console.log(`ok   ${fn.name}: ${file} (${Math.round(bytes / 1024)} KB, esbuild from ${esbuild.from}) loads beside the AWS SDK only and exports ${fn.handler.split('.').pop()} as a function (${fn.runtime ?? 'no Runtime'})`)
+      console.log(`ok   ${fn.name}: ${file} (${Math.round(bytes / 1024)} KB, esbuild from ${esbuild.from}) ` +
+        `loads beside the AWS SDK only and exports ${fn.handler.split('.').pop()} as a function ` +
+        `(${fn.runtime ?? 'no Runtime'})`)
     } catch (error) {
       failures.push(fn.name)
       console.error(`FAIL ${fn.name}: ${error.message}`)

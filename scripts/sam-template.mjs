@@ -53,15 +53,20 @@ export const parseTemplate = (text) => {
 export const esbuildFunctions = (template) => {
   const globals = template.Globals?.Function ?? {}
   return Object.entries(template.Resources ?? {})
-    .filter(([, resource]) => resource.Type === 'AWS::Serverless::Function' && resource.Metadata?.BuildMethod === 'esbuild')
+    .filter(([, resource]) => resource.Type === 'AWS::Serverless::Function' &&
+      resource.Metadata?.BuildMethod === 'esbuild')
     .map(([name, resource]) => {
       const props = { ...globals, ...resource.Properties }
-      if (typeof props.CodeUri !== 'string') throw new Error(`${name}: CodeUri must be a local path (found ${JSON.stringify(props.CodeUri)})`)
+      if (typeof props.CodeUri !== 'string') {
+        throw new Error(`${name}: CodeUri must be a local path (found ${JSON.stringify(props.CodeUri)})`)
+      }
       const properties = {}
       for (const [key, value] of Object.entries(resource.Metadata.BuildProperties ?? {})) {
         properties[key.replace(/(?<!^)(?=[A-Z])/g, '_').toLowerCase()] = value
       }
-      if (properties.entry_points === undefined && typeof props.Handler === 'string') properties.entry_points = [props.Handler.split('.')[0]]
+      if (properties.entry_points === undefined && typeof props.Handler === 'string') {
+        properties.entry_points = [props.Handler.split('.')[0]]
+      }
       return { name, codeUri: props.CodeUri, handler: props.Handler, runtime: props.Runtime, properties }
     })
 }
@@ -98,7 +103,13 @@ export const esbuildArgs = ({ properties }, workDir, outDir, manifest) => {
     args.push(...Object.keys(manifest?.dependencies ?? {}).map((dep) => `--external:${dep}`))
     delete config.external
   }
-  const command = [...args, ...entries.map((entry) => explicitEntry(entry, workDir)), '--bundle', '--platform=node', `--outdir=${outDir}`]
+  const command = [
+    ...args,
+    ...entries.map((entry) => explicitEntry(entry, workDir)),
+    '--bundle',
+    '--platform=node',
+    `--outdir=${outDir}`
+  ]
   if (!('target' in config)) command.push('--target=es2020')
   if (!('format' in config)) command.push('--format=cjs')
   if (!('minify' in config)) command.push('--minify')

@@ -8,7 +8,9 @@ import { idempotencyFor } from './middleware/idempotency.js'
 
 export { perRecord } from './batch/per-record.js'
 export type { IdempotencyMiddleware } from './middleware/idempotency.js'
-export type { IdempotencyOptions, IdempotencyRequest, BatchEvent, RecordOf, RecordTools, PerRecordOptions, PerRecordHandler } from './types.js'
+export type {
+  IdempotencyOptions, IdempotencyRequest, BatchEvent, RecordOf, RecordTools, PerRecordOptions, PerRecordHandler
+} from './types.js'
 
 /**
  * Makes a Middy handler of SQS, Kinesis, DynamoDB Streams or Kafka batches idempotent per record,

@@ -31,13 +31,21 @@ export const isDisabled = (log: Log, env: Record<string, string | undefined> = p
   const normalised = value.trim().toLowerCase()
   if (ON.includes(normalised)) return false
   if (!OFF.includes(normalised)) {
-    log.warn({ message: `idempotency: ${DISABLED_VARIABLE}=${JSON.stringify(value)} is not recognised (true or 1 turns idempotency off; false or 0 leaves it on): idempotency stays on` })
+    log.warn({
+      message: `idempotency: ${DISABLED_VARIABLE}=${JSON.stringify(value)} is not recognised ` +
+        '(true or 1 turns idempotency off; false or 0 leaves it on): idempotency stays on'
+    })
     return false
   }
   if (inLambda(env)) {
-    log.error({ message: `idempotency: ${DISABLED_VARIABLE} is ignored in AWS Lambda (only local runs may turn idempotency off); idempotency stays on` })
+    log.error({
+      message: `idempotency: ${DISABLED_VARIABLE} is ignored in AWS Lambda ` +
+        '(only local runs may turn idempotency off); idempotency stays on'
+    })
     return false
   }
-  log.warn({ message: `idempotency: DISABLED by ${DISABLED_VARIABLE}: this invocation runs with no idempotency (local runs only)` })
+  log.warn({
+    message: `idempotency: DISABLED by ${DISABLED_VARIABLE}: this invocation runs with no idempotency (local runs only)`
+  })
   return true
 }

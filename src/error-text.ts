@@ -10,7 +10,9 @@
 export const errorName = (error: unknown): string => {
   const { name, constructor } = (error ?? {}) as { name?: unknown, constructor?: { name?: unknown } }
   if (typeof name === 'string' && name !== '' && name !== 'Error') return name
-  return typeof constructor?.name === 'string' && constructor.name !== '' && constructor.name !== 'Object' ? constructor.name : 'Error'
+  return typeof constructor?.name === 'string' && constructor.name !== '' && constructor.name !== 'Object'
+    ? constructor.name
+    : 'Error'
 }
 
 /**

@@ -7,7 +7,12 @@
 
 /** The problem details of a refusal: `about:blank`, so the title is the status phrase (RFC 9457 §4.2.1). */
 const problem = (status: 400 | 409 | 422, detail: string): ProblemDetails =>
-  ({ type: 'about:blank', title: { 400: 'Bad Request', 409: 'Conflict', 422: 'Unprocessable Content' }[status], status, detail })
+  ({
+    type: 'about:blank',
+    title: { 400: 'Bad Request', 409: 'Conflict', 422: 'Unprocessable Content' }[status],
+    status,
+    detail
+  })
 
 /**
  * What an HTTP client is told when the middleware refuses its request (400 without a usable
@@ -72,14 +77,18 @@ export class IdempotencyInProgressError extends IdempotencyError {
   readonly statusCode = 409
   readonly expose = true
   /** What an HTTP client is told: another request with its key is still being processed. */
-  readonly problem = problem(409, 'Another request with the same idempotency key is still being processed. Retry this request later.')
+  readonly problem = problem(409,
+    'Another request with the same idempotency key is still being processed. Retry this request later.')
+
   /** When the other owner's lease lapses (epoch milliseconds). */
   readonly leaseExpiresAt?: number
 
   constructor (key: string, leaseExpiresAt?: number) {
     // The stored key, which names the function, stays in `.key` (the log shows it as a field of its own).
-    super('this request is being processed by another invocation' +
-      (leaseExpiresAt === undefined ? '' : ` (its lease runs until ${new Date(leaseExpiresAt).toISOString()})`), { key })
+    const until = leaseExpiresAt === undefined
+      ? ''
+      : ` (its lease runs until ${new Date(leaseExpiresAt).toISOString()})`
+    super(`this request is being processed by another invocation${until}`, { key })
     this.name = 'IdempotencyInProgressError'
     this.leaseExpiresAt = leaseExpiresAt
   }
@@ -99,7 +108,8 @@ export class IdempotencyPayloadMismatchError extends IdempotencyError {
   readonly statusCode = 422
   readonly expose = true
   /** What an HTTP client is told: its key was used before for another request. */
-  readonly problem = problem(422, 'This idempotency key was already used for a request with a different body. Send a new key for a new request.')
+  readonly problem = problem(422,
+    'This idempotency key was already used for a request with a different body. Send a new key for a new request.')
 
   constructor (key: string) {
     super('this idempotency key was already used with a different payload', { key })
@@ -170,7 +180,10 @@ export class IdempotencyKeyError extends IdempotencyError {
     this.name = 'IdempotencyKeyError'
     this.expose = options.clientError ?? true
     this.statusCode = this.expose ? 400 : 500
-    if (this.expose) this.problem = problem(400, options.detail ?? 'The request does not carry the idempotency key it is identified by.')
+    if (this.expose) {
+      this.problem = problem(400,
+        options.detail ?? 'The request does not carry the idempotency key it is identified by.')
+    }
   }
 }
 
@@ -301,13 +314,18 @@ export class IdempotencyHeldBackError extends IdempotencyError {
  *
  * @example
  * ```ts
- * if (error instanceof IdempotencyTransactError && error.code === 'ConditionalCheckFailed') console.log('out of stock', error.entry)
+ * if (error instanceof IdempotencyTransactError && error.code === 'ConditionalCheckFailed') {
+ *   console.log('out of stock', error.entry)
+ * }
  * ```
  */
 export class IdempotencyTransactError extends IdempotencyError {
   /** Index of the refused entry in the order `transact` was given them, when one entry is to blame. */
   readonly entry?: number
-  /** DynamoDB's cancellation code (`ConditionalCheckFailed`, `TransactionConflict`, `ValidationError`...), or `TooLarge`. */
+  /**
+   * DynamoDB's cancellation code (`ConditionalCheckFailed`, `TransactionConflict`, `ValidationError`...),
+   * or `TooLarge`.
+   */
   readonly code: string
 
   constructor (message: string, options: { key?: string, entry?: number, code: string, cause?: unknown }) {
@@ -330,7 +348,8 @@ export class IdempotencyTransactError extends IdempotencyError {
  */
 export class IdempotencyLeaseLostError extends IdempotencyError {
   constructor (key: string) {
-    super(`the lease on key ${key} was taken over by another invocation before the commit; nothing was written`, { key })
+    super(`the lease on key ${key} was taken over by another invocation before the commit; nothing was written`,
+      { key })
     this.name = 'IdempotencyLeaseLostError'
   }
 }

@@ -8,4 +8,6 @@ export type { SendCommandClient } from './stores/redis/clients/send-command.js'
 export type { NodeRedisClusterClient } from './stores/redis/clients/node-redis-cluster.js'
 export type { IORedisClient, IORedisPipeline } from './stores/redis/clients/ioredis.js'
 export type { GlideClientLike } from './stores/redis/clients/glide.js'
-export { listRecords, inspectRecord, releaseRecord, type ListOptions, type RecordView, type ReleaseOptions, type ReleaseResult } from './stores/redis/operator.js'
+export {
+  listRecords, inspectRecord, releaseRecord, type ListOptions, type RecordView, type ReleaseOptions, type ReleaseResult
+} from './stores/redis/operator.js'

@@ -54,7 +54,12 @@ export class CardGateway {
       if (this.#down.has(network)) throw new GatewayUnavailableError(network)
       const declined = this.#declined.get(payment.cardToken)
       if (declined !== undefined) throw new CardDeclinedError(payment.paymentId, declined)
-      const receipt = { paymentId: payment.paymentId, chargeId: `${this.chargePrefix}${String(this.ledger.length + 1).padStart(4, '0')}`, amount: payment.amount, currency: payment.currency }
+      const receipt = {
+        paymentId: payment.paymentId,
+        chargeId: `${this.chargePrefix}${String(this.ledger.length + 1).padStart(4, '0')}`,
+        amount: payment.amount,
+        currency: payment.currency
+      }
       this.ledger.push(receipt)
       seen?.charges.push({ paymentId: payment.paymentId, chargeId: receipt.chargeId })
       return receipt

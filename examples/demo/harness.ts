@@ -23,7 +23,9 @@ const note = (entry: unknown): void => {
 
 const reason = (outcome: OutcomeReport): void => {
   // `id` is the record's itemIdentifier: for SQS, its messageId.
-  if (outcome.id !== undefined && outcome.error !== undefined) currentObservation()?.reasons.set(outcome.id, outcome.error)
+  if (outcome.id !== undefined && outcome.error !== undefined) {
+    currentObservation()?.reasons.set(outcome.id, outcome.error)
+  }
 }
 
 const observingLogger: IdempotencyLogger = { warn: note, error: note }
@@ -40,7 +42,12 @@ export class Harness {
   readonly #handler: ReturnType<typeof createHandler>
   readonly #failedBefore = new Set<string>()
 
-  constructor (store: IdempotencyStore, readonly gateway: CardGateway, readonly client: DynamoDBClient, readonly tableName: string) {
+  constructor (
+    store: IdempotencyStore,
+    readonly gateway: CardGateway,
+    readonly client: DynamoDBClient,
+    readonly tableName: string
+  ) {
     this.#handler = createHandler({
       store,
       charge: gateway.charge,
@@ -52,7 +59,8 @@ export class Harness {
 
   /** Invokes the consumer with one batch; `label` names it when invocations overlap. */
   async invoke (records: SQSRecord[], label = ''): Promise<{ response: SQSBatchResponse, seen: Observation }> {
-    const { result, seen } = await observing(label, async () => await this.#handler(batch(records), lambdaContext()) as SQSBatchResponse)
+    const { result, seen } = await observing(label,
+      async () => await this.#handler(batch(records), lambdaContext()) as SQSBatchResponse)
     return { response: result, seen }
   }
 
@@ -60,7 +68,8 @@ export class Harness {
   async report (invocations: Invocation[], expected: Outcome[]): Promise<RecordReport[]> {
     const receipts = storedReceipts(await scanItems(this.client, this.tableName))
     const reports = invocations.flatMap(({ records, response, seen }) =>
-      records.map((record) => reportOf(record, { response, seen, storedReceipts: receipts, failedBefore: this.#failedBefore })))
+      records.map((record) =>
+        reportOf(record, { response, seen, storedReceipts: receipts, failedBefore: this.#failedBefore })))
     for (const r of reports) if (r.outcome === 'failed') this.#failedBefore.add(r.paymentId)
     this.reports.push(...reports)
 
@@ -75,7 +84,9 @@ export class Harness {
     for (const { seen } of invocations) for (const line of seen.notes) console.log(`  log: ${line}`)
 
     const got = reports.map((r) => r.outcome)
-    if ([...got].sort().join() !== [...expected].sort().join()) this.problems.push(`expected ${expected.join(', ')} but saw ${got.join(', ')}`)
+    if ([...got].sort().join() !== [...expected].sort().join()) {
+      this.problems.push(`expected ${expected.join(', ')} but saw ${got.join(', ')}`)
+    }
     return reports
   }
 

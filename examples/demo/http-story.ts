@@ -15,13 +15,18 @@ const post = (body: PaymentRequest, idempotencyKey?: string): APIGatewayProxyEve
     routeKey: 'POST /payments',
     rawPath: '/payments',
     rawQueryString: '',
-    headers: { 'content-type': 'application/json', ...(idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey }) },
+    headers: {
+      'content-type': 'application/json',
+      ...(idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey })
+    },
     requestContext: {
       accountId: '123456789012',
       apiId: 'api',
       domainName: 'api.example.com',
       domainPrefix: 'api',
-      http: { method: 'POST', path: '/payments', protocol: 'HTTP/1.1', sourceIp: '203.0.113.7', userAgent: 'checkout/1.0' },
+      http: {
+        method: 'POST', path: '/payments', protocol: 'HTTP/1.1', sourceIp: '203.0.113.7', userAgent: 'checkout/1.0'
+      },
       requestId,
       routeKey: 'POST /payments',
       stage: '$default',
@@ -34,7 +39,9 @@ const post = (body: PaymentRequest, idempotencyKey?: string): APIGatewayProxyEve
 }
 
 /** The HTTP example: a client's retry gets the first answer; a reused key or a missing one is refused. */
-export const httpStory = async (store: IdempotencyStore): Promise<{ problems: string[], requests: number, charges: number }> => {
+export const httpStory = async (
+  store: IdempotencyStore
+): Promise<{ problems: string[], requests: number, charges: number }> => {
   heading('8. The HTTP example (examples/sam-app/src/http-handler.ts): POST /payments with an Idempotency-Key',
     'The client timed out and retried; then it reused the key for another amount; then it forgot the key.')
   const charges: Charge[] = []
@@ -62,9 +69,16 @@ export const httpStory = async (store: IdempotencyStore): Promise<{ problems: st
   for (const [what, event, expected] of steps) {
     const before = charges.length
     const response = await handler(event, lambdaContext()) as APIGatewayProxyStructuredResultV2
-    rows.push([what, event.headers['idempotency-key'] === undefined ? '-' : `${key.slice(0, 8)}…`, String(response.statusCode),
-      charges.length > before ? 'yes' : 'no', shorten(String(response.body), 80)])
-    if (response.statusCode !== expected) problems.push(`HTTP ${what}: expected ${expected}, got ${response.statusCode}`)
+    rows.push([
+      what,
+      event.headers['idempotency-key'] === undefined ? '-' : `${key.slice(0, 8)}…`,
+      String(response.statusCode),
+      charges.length > before ? 'yes' : 'no',
+      shorten(String(response.body), 80)
+    ])
+    if (response.statusCode !== expected) {
+      problems.push(`HTTP ${what}: expected ${expected}, got ${response.statusCode}`)
+    }
   }
   table(['request', 'key', 'status', 'charged', 'response body'], rows)
   if (charges.length !== 1) problems.push(`HTTP: ${charges.length} charges for one payment`)

@@ -18,7 +18,10 @@ export interface Observation {
  */
 const current = new AsyncLocalStorage<Observation>()
 
-export const observing = async <T>(label: string, invoke: () => Promise<T>): Promise<{ result: T, seen: Observation }> => {
+export const observing = async <T>(
+  label: string,
+  invoke: () => Promise<T>
+): Promise<{ result: T, seen: Observation }> => {
   const seen: Observation = { label, charges: [], reasons: new Map(), notes: [] }
   const result = await current.run(seen, invoke)
   return { result, seen }

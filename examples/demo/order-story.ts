@@ -19,7 +19,9 @@ const orderMessage = (order: Order): SQSRecord => {
     messageId,
     receiptHandle: `${messageId}-receipt-1`,
     body: JSON.stringify(order),
-    attributes: { ApproximateReceiveCount: '1', SentTimestamp: now, SenderId: 'AIDASHOP', ApproximateFirstReceiveTimestamp: now },
+    attributes: {
+      ApproximateReceiveCount: '1', SentTimestamp: now, SenderId: 'AIDASHOP', ApproximateFirstReceiveTimestamp: now
+    },
     messageAttributes: {},
     md5OfBody: '',
     eventSource: 'aws:sqs',
@@ -30,7 +32,10 @@ const orderMessage = (order: Order): SQSRecord => {
 
 const createTable = async (client: DynamoDBClient, name: string, key: string): Promise<void> => {
   await client.send(new CreateTableCommand({
-    TableName: name, BillingMode: 'PAY_PER_REQUEST', KeySchema: [{ AttributeName: key, KeyType: 'HASH' }], AttributeDefinitions: [{ AttributeName: key, AttributeType: 'S' }]
+    TableName: name,
+    BillingMode: 'PAY_PER_REQUEST',
+    KeySchema: [{ AttributeName: key, KeyType: 'HASH' }],
+    AttributeDefinitions: [{ AttributeName: key, AttributeType: 'S' }]
   }))
 }
 
@@ -41,8 +46,12 @@ const createTable = async (client: DynamoDBClient, name: string, key: string): P
  * client sent, the batch answer, the failure reasons, the Orders and Stock tables.
  */
 export const orderStory = async (newClient: () => DynamoDBClient, idempotencyTable: string): Promise<StoryResult> => {
-  heading('10. Orders placed with transact (examples/sam-app/src/order-consumer.ts): two customers order the last oak lamp',
-    'The order Put (attribute_not_exists) and the stock Update (available >= :quantity) commit in one TransactWriteItems with the record\'s completion.')
+  heading(
+    '10. Orders placed with transact (examples/sam-app/src/order-consumer.ts): ' +
+    'two customers order the last oak lamp',
+    'The order Put (attribute_not_exists) and the stock Update (available >= :quantity) ' +
+    'commit in one TransactWriteItems with the record\'s completion.'
+  )
   const problems: string[] = []
   const client = newClient()
   const transactWritesSent: string[] = []
@@ -55,7 +64,10 @@ export const orderStory = async (newClient: () => DynamoDBClient, idempotencyTab
     await createTable(client, ORDERS, 'orderId')
     await createTable(client, STOCK, 'sku')
     for (const [sku, available] of [['lamp-oak', 1], ['mug-blue', 20]] as const) {
-      await client.send(new PutItemCommand({ TableName: STOCK, Item: { sku: { S: sku }, available: { N: String(available) }, reserved: { N: '0' } } }))
+      await client.send(new PutItemCommand({
+        TableName: STOCK,
+        Item: { sku: { S: sku }, available: { N: String(available) }, reserved: { N: '0' } }
+      }))
     }
     // Why a record was reported failed: onOutcome tells each record's error, also when no record
     // of the batch could run (and the batch middleware's logger was skipped).
@@ -80,51 +92,88 @@ export const orderStory = async (newClient: () => DynamoDBClient, idempotencyTab
         const reason = reasons.get(record.messageId)
         const outcome = !failed.has(record.messageId)
           ? (Number(record.attributes.ApproximateReceiveCount) > 1 ? 'replayed' : 'placed')
-          : reason instanceof IdempotencyTransactError ? `refused: ${refusedBecause(reason)} (entry ${reason.entry}, ${reason.code})`
+          : reason instanceof IdempotencyTransactError
+            ? `refused: ${refusedBecause(reason)} (entry ${reason.entry}, ${reason.code})`
             : reason instanceof IdempotencyFailedError ? `refused before, not run (${reason.storedError.name})`
               : `failed: ${reason instanceof Error ? reason.message : String(reason)}`
         outcomes.set(order.orderId, outcome)
-        return [record.messageId, order.orderId, order.customerId, `${order.sku} x${order.quantity}`, outcome, failed.has(record.messageId) ? 'retry' : 'done']
+        return [
+          record.messageId,
+          order.orderId,
+          order.customerId,
+          `${order.sku} x${order.quantity}`,
+          outcome,
+          failed.has(record.messageId) ? 'retry' : 'done'
+        ]
       }))
       console.log(`  TransactWriteItems sent: ${transactWritesSent.length - before}`)
       return outcomes
     }
     const showTables = async (): Promise<{ orders: string[], stock: Map<string, string> }> => {
-      const orders = (await scanItems(client, ORDERS)).sort((a, b) => String(a.orderId).localeCompare(String(b.orderId)))
+      const orders = (await scanItems(client, ORDERS))
+        .sort((a, b) => String(a.orderId).localeCompare(String(b.orderId)))
       const stock = (await scanItems(client, STOCK)).sort((a, b) => String(a.sku).localeCompare(String(b.sku)))
-      table(['Orders: orderId', 'customer', 'sku', 'qty', 'status'], orders.map((o) => [String(o.orderId), String(o.customerId), String(o.sku), String(o.quantity), String(o.status)]))
-      table(['Stock: sku', 'available', 'reserved'], stock.map((s) => [String(s.sku), String(s.available), String(s.reserved)]))
-      return { orders: orders.map((o) => String(o.orderId)), stock: new Map(stock.map((s) => [String(s.sku), `${s.available}/${s.reserved}`])) }
+      table(['Orders: orderId', 'customer', 'sku', 'qty', 'status'], orders.map((o) => [
+        String(o.orderId), String(o.customerId), String(o.sku), String(o.quantity), String(o.status)
+      ]))
+      table(['Stock: sku', 'available', 'reserved'],
+        stock.map((s) => [String(s.sku), String(s.available), String(s.reserved)]))
+      return {
+        orders: orders.map((o) => String(o.orderId)),
+        stock: new Map(stock.map((s) => [String(s.sku), `${s.available}/${s.reserved}`]))
+      }
     }
 
     const first = orderMessage({ orderId: 'order-501', customerId: 'cust-17', sku: 'lamp-oak', quantity: 1 })
-    const later = [orderMessage({ orderId: 'order-502', customerId: 'cust-42', sku: 'lamp-oak', quantity: 1 }), orderMessage({ orderId: 'order-503', customerId: 'cust-42', sku: 'mug-blue', quantity: 2 })]
+    const later = [
+      orderMessage({ orderId: 'order-502', customerId: 'cust-42', sku: 'lamp-oak', quantity: 1 }),
+      orderMessage({ orderId: 'order-503', customerId: 'cust-42', sku: 'mug-blue', quantity: 2 })
+    ]
     await deliver([first])
     console.log('  A moment later, the second lamp order arrives in a batch with a mug order:')
     const refused = await deliver(later)
     const refusal = reasons.get(later[0]?.messageId ?? '')
-    if (refusal instanceof IdempotencyTransactError) console.log(`  reason: ${refusal.name}: ${shorten(refusal.message, 150)}`)
-    if (!(refusal instanceof IdempotencyTransactError && refusal.entry === 1 && refusal.code === 'ConditionalCheckFailed')) {
+    if (refusal instanceof IdempotencyTransactError) {
+      console.log(`  reason: ${refusal.name}: ${shorten(refusal.message, 150)}`)
+    }
+    const refusedByStock = refusal instanceof IdempotencyTransactError && refusal.entry === 1 &&
+      refusal.code === 'ConditionalCheckFailed'
+    if (!refusedByStock) {
       problems.push(`transact: order-502 was not refused by its stock condition (${String(refusal)})`)
     }
-    if (refused.get('order-503') !== 'placed') problems.push(`transact: order-503 was ${refused.get('order-503')}, not placed`)
+    if (refused.get('order-503') !== 'placed') {
+      problems.push(`transact: order-503 was ${refused.get('order-503')}, not placed`)
+    }
     const placed = await showTables()
-    if (placed.orders.join() !== 'order-501,order-503') problems.push(`transact: the Orders table holds ${placed.orders.join(', ')}`)
-    if (placed.stock.get('lamp-oak') !== '0/1' || placed.stock.get('mug-blue') !== '18/2') problems.push(`transact: stock is ${[...placed.stock].join(' ')}`)
+    if (placed.orders.join() !== 'order-501,order-503') {
+      problems.push(`transact: the Orders table holds ${placed.orders.join(', ')}`)
+    }
+    if (placed.stock.get('lamp-oak') !== '0/1' || placed.stock.get('mug-blue') !== '18/2') {
+      problems.push(`transact: stock is ${[...placed.stock].join(' ')}`)
+    }
 
     heading('10b. The acknowledgement was lost: SQS delivers the three orders again',
       'Placed orders replay their stored answer without writing; the refused one is kept FAILED and not run again.')
     const before = transactWritesSent.length
     const replays = await deliver([first, ...later].map(redelivery))
     const after = await showTables()
-    if (transactWritesSent.length !== before) problems.push(`transact: the redelivery sent ${transactWritesSent.length - before} TransactWriteItems`)
-    if (replays.get('order-501') !== 'replayed' || replays.get('order-503') !== 'replayed') problems.push('transact: a placed order did not replay')
-    if (replays.get('order-502')?.startsWith('refused before') !== true) problems.push(`transact: order-502's redelivery was ${replays.get('order-502')}`)
-    if ([...after.stock].join() !== [...placed.stock].join() || after.orders.join() !== placed.orders.join()) problems.push('transact: the redelivery changed Orders or Stock')
+    if (transactWritesSent.length !== before) {
+      problems.push(`transact: the redelivery sent ${transactWritesSent.length - before} TransactWriteItems`)
+    }
+    if (replays.get('order-501') !== 'replayed' || replays.get('order-503') !== 'replayed') {
+      problems.push('transact: a placed order did not replay')
+    }
+    if (replays.get('order-502')?.startsWith('refused before') !== true) {
+      problems.push(`transact: order-502's redelivery was ${replays.get('order-502')}`)
+    }
+    if ([...after.stock].join() !== [...placed.stock].join() || after.orders.join() !== placed.orders.join()) {
+      problems.push('transact: the redelivery changed Orders or Stock')
+    }
     return {
       problems,
-      summary: `Orders: 3 orders in 6 deliveries; ${transactWritesSent.length} TransactWriteItems, ${after.orders.length} orders placed, ` +
-        `1 refused by its stock condition with nothing written; lamp-oak reserved ${after.stock.get('lamp-oak')?.split('/')[1]} of 1.`
+      summary: `Orders: 3 orders in 6 deliveries; ${transactWritesSent.length} TransactWriteItems, ` +
+        `${after.orders.length} orders placed, 1 refused by its stock condition with nothing written; ` +
+        `lamp-oak reserved ${after.stock.get('lamp-oak')?.split('/')[1]} of 1.`
     }
   } finally {
     client.destroy()

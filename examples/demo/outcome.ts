@@ -33,21 +33,31 @@ export interface Facts {
 export const reportOf = (record: SQSRecord, { response, seen, storedReceipts, failedBefore }: Facts): RecordReport => {
   const { paymentId } = JSON.parse(record.body) as Payment
   const returnedToQueue = response.batchItemFailures.some((f) => f.itemIdentifier === record.messageId)
-  const report = (outcome: Outcome, detail: string): RecordReport => ({ record, invocation: seen.label, paymentId, outcome, detail, returnedToQueue })
+  const report = (outcome: Outcome, detail: string): RecordReport =>
+    ({ record, invocation: seen.label, paymentId, outcome, detail, returnedToQueue })
   const charge = seen.charges.find((c) => c.paymentId === paymentId)
 
   if (charge !== undefined) {
-    if (charge.error === undefined && !returnedToQueue) return report(failedBefore.has(paymentId) ? 'retried' : 'ran', `charged ${charge.chargeId ?? ''}`)
+    if (charge.error === undefined && !returnedToQueue) {
+      return report(failedBefore.has(paymentId) ? 'retried' : 'ran', `charged ${charge.chargeId ?? ''}`)
+    }
     if (charge.error !== undefined && returnedToQueue) return report('failed', `gateway: ${charge.error.message}`)
-    return report('unexplained', `gateway ${charge.error === undefined ? 'charged' : 'failed'} but ${returnedToQueue ? '' : 'not '}reported failed`)
+    const gateway = charge.error === undefined ? 'charged' : 'failed'
+    return report('unexplained', `gateway ${gateway} but ${returnedToQueue ? '' : 'not '}reported failed`)
   }
   if (!returnedToQueue) {
     const receipt = storedReceipts.get(paymentId)
     return report('replayed', `done before (receipt ${receipt?.chargeId ?? 'not found'} on record), gateway not called`)
   }
   const reason = seen.reasons.get(record.messageId)
-  if (reason instanceof IdempotencyInProgressError) return report('conflict', 'being charged by another invocation right now')
-  if (reason instanceof IdempotencyFailedError) return report('refused', `failed before, not run again (${reason.storedError.name})`)
-  if (reason instanceof IdempotencyPayloadMismatchError) return report('mismatch', 'same payment id, different body: refused')
+  if (reason instanceof IdempotencyInProgressError) {
+    return report('conflict', 'being charged by another invocation right now')
+  }
+  if (reason instanceof IdempotencyFailedError) {
+    return report('refused', `failed before, not run again (${reason.storedError.name})`)
+  }
+  if (reason instanceof IdempotencyPayloadMismatchError) {
+    return report('mismatch', 'same payment id, different body: refused')
+  }
   return report('unexplained', `reported failed: ${reason instanceof Error ? reason.message : String(reason)}`)
 }

@@ -12,7 +12,12 @@ export const message = (payment: Payment): SQSRecord => {
     messageId,
     receiptHandle: `${messageId}-receipt-1`,
     body: JSON.stringify(payment),
-    attributes: { ApproximateReceiveCount: '1', SentTimestamp: now, SenderId: 'AIDAPAYMENTSSERVICE', ApproximateFirstReceiveTimestamp: now },
+    attributes: {
+      ApproximateReceiveCount: '1',
+      SentTimestamp: now,
+      SenderId: 'AIDAPAYMENTSSERVICE',
+      ApproximateFirstReceiveTimestamp: now
+    },
     messageAttributes: {},
     md5OfBody: '',
     eventSource: 'aws:sqs',

@@ -10,14 +10,17 @@ export type Item = Record<string, Plain>
 const plain = (value: AttributeValue): Plain => {
   if (value.S !== undefined) return value.S
   if (value.N !== undefined) return Number(value.N)
-  if (value.M !== undefined) return Object.fromEntries(Object.entries(value.M).map(([name, inner]) => [name, plain(inner)]))
+  if (value.M !== undefined) {
+    return Object.fromEntries(Object.entries(value.M).map(([name, inner]) => [name, plain(inner)]))
+  }
   return undefined
 }
 
 /** Every item of the table (a demo table is small: one page). */
 export const scanItems = async (client: DynamoDBClient, tableName: string): Promise<Item[]> => {
   const output = await client.send(new ScanCommand({ TableName: tableName, ConsistentRead: true }))
-  return (output.Items ?? []).map((item) => Object.fromEntries(Object.entries(item).map(([name, value]) => [name, plain(value)])))
+  return (output.Items ?? []).map((item) =>
+    Object.fromEntries(Object.entries(item).map(([name, value]) => [name, plain(value)])))
 }
 
 /** The receipts stored by COMPLETED records, by payment id: what a duplicate is answered with. */

@@ -12,7 +12,9 @@ const TIMEOUT_MS = 1500
 const EARLY_MS = 1000
 const HUNG = 'pay-2004'
 
-const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, Math.max(0, ms))) }
+const sleep = async (ms: number): Promise<void> => {
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)))
+}
 const messageOf = (entry: unknown): string => (entry as { message?: string } | undefined)?.message ?? String(entry)
 const failedIds = (response: SQSBatchResponse): string[] => response.batchItemFailures.map((f) => f.itemIdentifier)
 
@@ -23,7 +25,8 @@ const failedIds = (response: SQSBatchResponse): string[] => response.batchItemFa
  */
 export const timeoutStory = async (store: IdempotencyStore, items: () => Promise<Item[]>): Promise<StoryResult> => {
   heading('9. Six payments in one batch; the charge of pay-2004 hangs until Middy times out',
-    `The deadline is ${TIMEOUT_MS} ms away and Middy answers ${EARLY_MS} ms before it. perRecord stores each payment as soon as its own charge ends.`)
+    `The deadline is ${TIMEOUT_MS} ms away and Middy answers ${EARLY_MS} ms before it. ` +
+    'perRecord stores each payment as soon as its own charge ends.')
   const problems: string[] = []
   const gateway = new CardGateway('ch_t')
   // What the gateway saw: calls per payment, and the idempotency key each came with.
@@ -46,7 +49,14 @@ export const timeoutStory = async (store: IdempotencyStore, items: () => Promise
     if (/lease lost/.test(messageOf(entry))) staleSettled()
   }
   const logger: IdempotencyLogger = { warn: note, error: note }
-  const handler = createHandler({ store, charge, logger, namespace: 'payments-consumer', timeoutEarlyInMillis: EARLY_MS, logFailedRecord: () => {} })
+  const handler = createHandler({
+    store,
+    charge,
+    logger,
+    namespace: 'payments-consumer',
+    timeoutEarlyInMillis: EARLY_MS,
+    logFailedRecord: () => {}
+  })
 
   const payments: Payment[] = [2500, 990, 12000, 4200, 1500, 8800].map((amount, i) =>
     ({ paymentId: `pay-${2001 + i}`, amount, currency: 'EUR', cardToken: `tok_visa_${4242 + i}` }))
@@ -65,19 +75,29 @@ export const timeoutStory = async (store: IdempotencyStore, items: () => Promise
   table(['message', 'payment', 'gateway', 'record at the answer', 'SQS'], records.map((record) => {
     const id = paymentOf(record)
     const receipt = gateway.ledger.find((r) => r.paymentId === id)
-    return [record.messageId, id, receipt === undefined ? 'no answer yet (hanging)' : `charged ${receipt.chargeId}`, atAnswer.get(id) ?? '', returned.has(record.messageId) ? 'retry' : 'done']
+    return [
+      record.messageId,
+      id,
+      receipt === undefined ? 'no answer yet (hanging)' : `charged ${receipt.chargeId}`,
+      atAnswer.get(id) ?? '',
+      returned.has(record.messageId) ? 'retry' : 'done'
+    ]
   }))
   for (const line of new Set(notes.splice(0))) console.log(`  log: ${line}`)
-  console.log(`  Answered ${answeredAt} ms after the start: batchItemFailures names only ${HUNG}'s message; its lease runs to the deadline.`)
+  console.log(`  Answered ${answeredAt} ms after the start: batchItemFailures names only ${HUNG}'s message; ` +
+    'its lease runs to the deadline.')
   const hungMessage = records.find((r) => paymentOf(r) === HUNG)?.messageId
-  if (failedIds(first).join() !== hungMessage) problems.push(`timeout: expected only ${hungMessage} reported failed, got [${failedIds(first).join(', ')}]`)
+  if (failedIds(first).join() !== hungMessage) {
+    problems.push(`timeout: expected only ${hungMessage} reported failed, got [${failedIds(first).join(', ')}]`)
+  }
   for (const [id, status] of atAnswer) {
     const want = id === HUNG ? 'IN_PROGRESS' : 'COMPLETED'
     if (status !== want) problems.push(`timeout: ${id} was ${status} at the answer, not ${want}`)
   }
 
   heading('9b. The lease lapses with the deadline; the whole batch comes back',
-    'As it does when no answer reaches Lambda (the function stopped at its deadline). Finished payments replay; only the hung one is charged.')
+    'As it does when no answer reaches Lambda (the function stopped at its deadline). ' +
+    'Finished payments replay; only the hung one is charged.')
   await sleep(started + TIMEOUT_MS + 100 - Date.now())
   const callsBefore = new Map(calls)
   const again = records.map(redelivery)
@@ -87,12 +107,25 @@ export const timeoutStory = async (store: IdempotencyStore, items: () => Promise
     const id = paymentOf(record)
     const ran = (calls.get(id) ?? 0) > (callsBefore.get(id) ?? 0)
     const receipt = gateway.ledger.find((r) => r.paymentId === id)
-    return [record.messageId, id, record.attributes.ApproximateReceiveCount, ran ? 'ran again' : 'replayed',
-      ran ? `charged ${receipt?.chargeId ?? '?'}` : 'not called', afterRedelivery.get(id) ?? '', failedIds(second).includes(record.messageId) ? 'retry' : 'done']
+    return [
+      record.messageId,
+      id,
+      record.attributes.ApproximateReceiveCount,
+      ran ? 'ran again' : 'replayed',
+      ran ? `charged ${receipt?.chargeId ?? '?'}` : 'not called',
+      afterRedelivery.get(id) ?? '',
+      failedIds(second).includes(record.messageId) ? 'retry' : 'done'
+    ]
   }))
-  const ranAgain = payments.filter((p) => (calls.get(p.paymentId) ?? 0) > (callsBefore.get(p.paymentId) ?? 0)).map((p) => p.paymentId)
-  if (ranAgain.join() !== HUNG) problems.push(`timeout: on the redelivery ${ranAgain.join(', ') || 'nothing'} ran, not only ${HUNG}`)
-  if (failedIds(second).length > 0) problems.push(`timeout: the redelivery reported ${failedIds(second).join(', ')} failed`)
+  const ranAgain = payments
+    .filter((p) => (calls.get(p.paymentId) ?? 0) > (callsBefore.get(p.paymentId) ?? 0))
+    .map((p) => p.paymentId)
+  if (ranAgain.join() !== HUNG) {
+    problems.push(`timeout: on the redelivery ${ranAgain.join(', ') || 'nothing'} ran, not only ${HUNG}`)
+  }
+  if (failedIds(second).length > 0) {
+    problems.push(`timeout: the redelivery reported ${failedIds(second).join(', ')} failed`)
+  }
 
   // The first invocation's hung request finally fails. Its release is fenced by its lease
   // token, so the record the redelivery completed stands. Nothing may be left pending.
@@ -103,12 +136,15 @@ export const timeoutStory = async (store: IdempotencyStore, items: () => Promise
   for (const line of new Set(notes.splice(0))) console.log(`  log: ${line}`)
   console.log(`  The first invocation's hung charge then fails: its release is fenced off, ${HUNG} stays ${stood}.`)
   if (stood !== 'COMPLETED') problems.push(`timeout: ${HUNG} is ${stood} after the stale charge failed`)
-  const twice = payments.filter((p) => gateway.chargesOf(p.paymentId) !== 1).map((p) => `${p.paymentId} (${gateway.chargesOf(p.paymentId)})`)
+  const twice = payments
+    .filter((p) => gateway.chargesOf(p.paymentId) !== 1)
+    .map((p) => `${p.paymentId} (${gateway.chargesOf(p.paymentId)})`)
   if (twice.length > 0) problems.push(`timeout: not charged exactly once: ${twice.join(', ')}`)
   const replayed = payments.length - ranAgain.length
   return {
     problems,
-    summary: `Timeout: ${payments.length} payments, one hung to the deadline; on the redelivery ${replayed} finished ones replayed, ` +
-      `${ranAgain.length} ran again; ${payments.filter((p) => gateway.chargesOf(p.paymentId) > 1).length} charged twice.`
+    summary: `Timeout: ${payments.length} payments, one hung to the deadline; ` +
+      `on the redelivery ${replayed} finished ones replayed, ${ranAgain.length} ran again; ` +
+      `${payments.filter((p) => gateway.chargesOf(p.paymentId) > 1).length} charged twice.`
   }
 }

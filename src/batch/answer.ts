@@ -48,7 +48,8 @@ export const readAnswer = async (response: unknown, batch: AnsweredBatch, waitMs
   const { run, source } = batch
   if (Array.isArray(response)) {
     if (response.length !== run.length) {
-      throw new IdempotencyConfigError(`idempotency: the handler returned ${response.length} results for the ${run.length} records it was given; ` +
+      throw new IdempotencyConfigError(`idempotency: the handler returned ${response.length} results ` +
+        `for the ${run.length} records it was given; ` +
         'use perRecord(fn), or return Promise.allSettled(event.Records.map(...)) or { batchItemFailures }')
     }
     const order = batch.left === undefined ? run : attribute(run, batch.left, source)
@@ -57,7 +58,11 @@ export const readAnswer = async (response: unknown, batch: AnsweredBatch, waitMs
     // before Lambda ends the invocation and every one of them would run again.
     let timer: ReturnType<typeof setTimeout> | undefined
     let cutOff = false
-    const deadline = waitMs === undefined ? undefined : new Promise<typeof PENDING>((resolve) => { timer = setTimeout(() => { cutOff = true; resolve(PENDING) }, Math.max(0, waitMs)) })
+    const deadline = waitMs === undefined
+      ? undefined
+      : new Promise<typeof PENDING>((resolve) => {
+          timer = setTimeout(() => { cutOff = true; resolve(PENDING) }, Math.max(0, waitMs))
+        })
     try {
       const settled = await Promise.all(response.map(async (entry) => await asSettled(entry, deadline)))
       const byRecord = new Map(order.map((state, i) => [state, settled[i] as PromiseSettledResult<unknown>]))
@@ -82,16 +87,23 @@ export const readAnswer = async (response: unknown, batch: AnsweredBatch, waitMs
  * An entry of `Promise.allSettled` has exactly `status` and `value`, or `status` and `reason`;
  * a thenable is awaited; anything else is a plain result.
  */
-const asSettled = async (entry: unknown, deadline?: Promise<typeof PENDING>): Promise<PromiseSettledResult<unknown>> => {
+const asSettled = async (
+  entry: unknown,
+  deadline?: Promise<typeof PENDING>
+): Promise<PromiseSettledResult<unknown>> => {
   if (typeof (entry as { then?: unknown } | null)?.then === 'function') {
     const settled = Promise.resolve(entry as PromiseLike<unknown>).then(fulfilled, rejected)
     const first = deadline === undefined ? await settled : await Promise.race([settled, deadline])
-    return first === PENDING ? rejected(new IdempotencyError('its promise was still pending near the deadline: left running, its lease kept until it lapses')) : first
+    return first === PENDING
+      ? rejected(new IdempotencyError(
+          'its promise was still pending near the deadline: left running, its lease kept until it lapses'))
+      : first
   }
   if (entry === null || typeof entry !== 'object') return fulfilled(entry)
   const keys = Object.keys(entry)
   const { status } = entry as { status?: unknown }
-  const settled = keys.length === 2 && ((status === 'fulfilled' && keys.includes('value')) || (status === 'rejected' && keys.includes('reason')))
+  const settled = keys.length === 2 &&
+    ((status === 'fulfilled' && keys.includes('value')) || (status === 'rejected' && keys.includes('reason')))
   return settled ? entry as PromiseSettledResult<unknown> : fulfilled(entry)
 }
 
@@ -104,8 +116,14 @@ const asSettled = async (entry: unknown, deadline?: Promise<typeof PENDING>): Pr
  */
 export const answerBatch = (batch: BatchView, form: AnswerForm): unknown => {
   const results = batch.records.map(resultOf)
-  if (form === 'array' && batch.source.answer === 'settled') return readableByLambda(results, batch.records.map((s) => reportOf(batch.source, s.record)))
-  const response = { batchItemFailures: batch.records.filter((_, i) => results[i]?.status === 'rejected').map((s) => ({ itemIdentifier: reportOf(batch.source, s.record) })) }
+  if (form === 'array' && batch.source.answer === 'settled') {
+    return readableByLambda(results, batch.records.map((s) => reportOf(batch.source, s.record)))
+  }
+  const response = {
+    batchItemFailures: batch.records
+      .filter((_, i) => results[i]?.status === 'rejected')
+      .map((s) => ({ itemIdentifier: reportOf(batch.source, s.record) }))
+  }
   results.forEach((result, i) => { Object.defineProperty(response, i, { value: result, enumerable: false }) })
   return response
 }
@@ -118,9 +136,15 @@ export const answerBatch = (batch: BatchView, form: AnswerForm): unknown => {
  * still can. Without it, an array is read as "all succeeded" and every failure would be lost:
  * https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html
  */
-export const readableByLambda = <T extends Array<PromiseSettledResult<unknown>>>(results: T, ids: readonly unknown[]): T => {
+export const readableByLambda = <T extends Array<PromiseSettledResult<unknown>>>(
+  results: T,
+  ids: readonly unknown[]
+): T => {
   Object.defineProperty(results, 'toJSON', {
-    value: () => ({ batchItemFailures: results.flatMap((r, i) => r.status === 'rejected' && ids[i] !== undefined ? [{ itemIdentifier: ids[i] }] : []) }),
+    value: () => ({
+      batchItemFailures: results.flatMap((r, i) =>
+        r.status === 'rejected' && ids[i] !== undefined ? [{ itemIdentifier: ids[i] }] : [])
+    }),
     enumerable: false
   })
   return results
@@ -137,9 +161,13 @@ export const reportBatch = (batch: BatchView): void => {
     const durationMs = settled?.durationMs ?? (batch.decidedMs ?? batch.config.now()) - batch.lease.nowMs
     const unit = unitOf(state)
     reportOutcome(batch.config, {
-      kind, id: state.id, ...(batch.source.mode === 'sqs' ? { messageId: state.id } : {}),
-      ...(unit === undefined ? {} : { key: unit.key }), durationMs,
-      ...(settled?.onFailure === undefined ? {} : { onFailure: settled.onFailure }), ...(error === undefined ? {} : { error })
+      kind,
+      id: state.id,
+      ...(batch.source.mode === 'sqs' ? { messageId: state.id } : {}),
+      ...(unit === undefined ? {} : { key: unit.key }),
+      durationMs,
+      ...(settled?.onFailure === undefined ? {} : { onFailure: settled.onFailure }),
+      ...(error === undefined ? {} : { error })
     })
   }
 }
@@ -148,7 +176,8 @@ const kindOf = ({ fate }: RecordState, error: unknown): OutcomeKind => {
   switch (fate.kind) {
     case 'copy': return 'in-batch-copy'
     case 'decided': return fate.decision.kind === 'replay' ? 'replayed' : kindOfRefusal(error)
-    case 'claimed': return fate.phase === 'settled' ? fate.settledAs : fate.phase === 'not-started' ? 'held-back' : 'timed-out'
+    case 'claimed':
+      return fate.phase === 'settled' ? fate.settledAs : fate.phase === 'not-started' ? 'held-back' : 'timed-out'
     default: return kindOfRefusal(error)
   }
 }
@@ -158,9 +187,17 @@ export const resultOf = (state: RecordState): PromiseSettledResult<unknown> => {
   const { fate } = state
   switch (fate.kind) {
     case 'copy': return resultOf(fate.of)
-    case 'decided': return fate.decision.kind === 'replay' ? { status: 'fulfilled', value: fate.decision.response } : rejected(fate.decision.error)
+    case 'decided':
+      return fate.decision.kind === 'replay'
+        ? { status: 'fulfilled', value: fate.decision.response }
+        : rejected(fate.decision.error)
     case 'unkeyed': return rejected(fate.error)
-    case 'claimed': return fate.phase === 'settled' ? fate.result : rejected(new IdempotencyError(`${state.id} was claimed but had not settled when the batch was answered (timed out)`, { key: fate.unit.key }))
+    case 'claimed':
+      return fate.phase === 'settled'
+        ? fate.result
+        : rejected(new IdempotencyError(
+            `${state.id} was claimed but had not settled when the batch was answered (timed out)`,
+            { key: fate.unit.key }))
     case 'keyed': return rejected(new IdempotencyError(`${state.id} was never claimed`))
   }
 }

@@ -1,5 +1,7 @@
 import { Bound, forEachBounded } from './bounded.js'
-import { IdempotencyConfigError, IdempotencyHeldBackError, IdempotencyKeyError, IdempotencyPayloadMismatchError } from '../errors.js'
+import {
+  IdempotencyConfigError, IdempotencyHeldBackError, IdempotencyKeyError, IdempotencyPayloadMismatchError
+} from '../errors.js'
 import { admit, claim } from '../unit/claim.js'
 import { compileSelector } from '../keys/selector.js'
 import { defaultNamespace } from '../keys/namespace.js'
@@ -13,7 +15,13 @@ import type { Batch } from './batch.js'
 import { preparedRecord, refused, type PreparedRecord, type RecordState } from './record-state.js'
 
 /** Identity, ordering group, key and payload hash of every record, taken before the handler can mutate them. */
-export const prepareRecords = (source: BatchSource, selection: Selection, records: readonly unknown[], context: unknown, event?: unknown): PreparedRecord[] => {
+export const prepareRecords = (
+  source: BatchSource,
+  selection: Selection,
+  records: readonly unknown[],
+  context: unknown,
+  event?: unknown
+): PreparedRecord[] => {
   const groupOf = source.orderingGroups(records)
   // The default key of a source whose records do not say everything of their place (a Kafka
   // record names its topic, partition and offset, not its cluster) takes the rest from the event.
@@ -23,11 +31,15 @@ export const prepareRecords = (source: BatchSource, selection: Selection, record
   return records.map((record) => {
     const id = record === null || typeof record !== 'object' ? undefined : source.itemIdentifier(record)
     if (id === undefined) {
-      throw new IdempotencyConfigError(`idempotency: every ${source.eventSource} record needs ${source.identityName} (it is how a failure is reported)`)
+      throw new IdempotencyConfigError(`idempotency: every ${source.eventSource} record needs ${source.identityName} ` +
+        '(it is how a failure is reported)')
     }
     const group = groupOf?.(record)
     try {
-      return preparedRecord(record, id, group, { unit: prepareUnit(selection, record, context, source.attempt(record), source.label as (record: unknown) => string) })
+      const label = source.label as (record: unknown) => string
+      return preparedRecord(record, id, group, {
+        unit: prepareUnit(selection, record, context, source.attempt(record), label)
+      })
     } catch (error) {
       return preparedRecord(record, id, group, { error: error as IdempotencyKeyError })
     }
@@ -40,10 +52,17 @@ export const prepareRecords = (source: BatchSource, selection: Selection, record
  * Throws the record's `IdempotencyKeyError` when it has none to give.
  */
 export const defaultKeyOf = (source: BatchSource, event: unknown, record: unknown, context: unknown): string => {
-  const selection: Selection = { namespace: defaultNamespace(), key: compileSelector(source.defaults.key, 'key', source.encoded ?? []), keyName: 'the default key', defaultKey: true }
+  const selection: Selection = {
+    namespace: defaultNamespace(),
+    key: compileSelector(source.defaults.key, 'key', source.encoded ?? []),
+    keyName: 'the default key',
+    defaultKey: true
+  }
   const [state] = prepareRecords(source, selection, [record], context, event)
   if (state?.fate.kind === 'keyed') return state.fate.unit.key
-  throw state?.fate.kind === 'unkeyed' ? state.fate.error : new IdempotencyConfigError(`idempotency: ${source.label(record)} has no key`)
+  throw state?.fate.kind === 'unkeyed'
+    ? state.fate.error
+    : new IdempotencyConfigError(`idempotency: ${source.label(record)} has no key`)
 }
 
 /**
@@ -54,7 +73,14 @@ export const defaultKeyOf = (source: BatchSource, event: unknown, record: unknow
  * settlement (and its group behind it); any other handler cannot be made to wait, so the rest
  * of such a copy's group is held back instead.
  */
-export const claimBatch = async (config: LifecycleConfig, source: BatchSource, concurrency: number, batch: Batch, lease: Lease, copiesWait = false): Promise<void> => {
+export const claimBatch = async (
+  config: LifecycleConfig,
+  source: BatchSource,
+  concurrency: number,
+  batch: Batch,
+  lease: Lease,
+  copiesWait = false
+): Promise<void> => {
   const states = batch.records
   const ordered = states.some((s) => s.group !== undefined)
   const primaries: Primary[] = []
@@ -76,11 +102,14 @@ export const claimBatch = async (config: LifecycleConfig, source: BatchSource, c
       batch.claimDecided(state, { kind: 'copy', of: primary.state })
     }
   }
-  const isProbableDuplicate = ({ unit }: Primary): boolean => (source.alwaysRead === true || unit.attempt > 1) && config.cache?.get(unit.key, lease.nowMs) === undefined
+  const isProbableDuplicate = ({ unit }: Primary): boolean =>
+    (source.alwaysRead === true || unit.attempt > 1) && config.cache?.get(unit.key, lease.nowMs) === undefined
   const probable = primaries.filter(isProbableDuplicate)
   let standing = new Map<string, IdempotencyRecord>()
   const claimOne = async ({ state, unit }: Primary): Promise<void> => {
-    batch.claimDecided(state, config.transactOnly === true ? admit(config, unit, lease, standing.get(unit.key)) : await claim(config, unit, lease, standing.get(unit.key)))
+    batch.claimDecided(state, config.transactOnly === true
+      ? admit(config, unit, lease, standing.get(unit.key))
+      : await claim(config, unit, lease, standing.get(unit.key)))
   }
 
   if (!ordered) {
@@ -117,7 +146,13 @@ interface Primary { state: RecordState, unit: Unit }
  * position of the batch, and the first record waits for nothing. A waiting copy holds none of the
  * `concurrency` places (they bound the claims, the store's requests, not the groups).
  */
-const claimInOrder = async (source: BatchSource, concurrency: number, batch: Batch, claimOne: (primary: Primary) => Promise<void>, copiesWait: boolean): Promise<void> => {
+const claimInOrder = async (
+  source: BatchSource,
+  concurrency: number,
+  batch: Batch,
+  claimOne: (primary: Primary) => Promise<void>,
+  copiesWait: boolean
+): Promise<void> => {
   const states = batch.records
   const requests = new Bound(concurrency)
   const decisions = new Map<RecordState, { promise: Promise<void>, resolve: () => void }>()
@@ -135,7 +170,10 @@ const claimInOrder = async (source: BatchSource, concurrency: number, batch: Bat
     for (const state of members) {
       if (blocker !== undefined) {
         if (state.fate.kind === 'keyed' || state.fate.kind === 'copy') {
-          batch.claimDecided(state, { kind: 'rejected', error: new IdempotencyHeldBackError(`an earlier record of ${source.groupName} ${group} (${blocker.state.id}) ${blocker.why}`, { key: state.fate.unit.key, group }) })
+          const error = new IdempotencyHeldBackError(
+            `an earlier record of ${source.groupName} ${group} (${blocker.state.id}) ${blocker.why}`,
+            { key: state.fate.unit.key, group })
+          batch.claimDecided(state, { kind: 'rejected', error })
         }
         decisions.get(state)?.resolve()
         continue
@@ -151,7 +189,13 @@ const claimInOrder = async (source: BatchSource, concurrency: number, batch: Bat
         const original = fate.of
         await decisions.get(original)?.promise
         if (refused(original)) blocker = { state, why: 'could not run' }
-        else if (original.fate.kind === 'claimed' && !copiesWait) blocker = { state, why: `waits for its original in another ${source.groupName}, which this handler cannot be made to wait for (use perRecord)` }
+        else if (original.fate.kind === 'claimed' && !copiesWait) {
+          blocker = {
+            state,
+            why: `waits for its original in another ${source.groupName}, ` +
+              'which this handler cannot be made to wait for (use perRecord)'
+          }
+        }
       }
     }
   }))
@@ -173,7 +217,11 @@ export const groupsOf = <T extends { group?: string }>(states: readonly T[]): Ma
  * (on DynamoDB, one consistent read of up to 100 keys, at a fifth of a write unit's price).
  * Read in slices of as many keys as the store's `read` takes, within `slots` requests in flight.
  */
-const readProbableDuplicates = async (config: LifecycleConfig, probable: Primary[], slots: number): Promise<Map<string, IdempotencyRecord>> => {
+const readProbableDuplicates = async (
+  config: LifecycleConfig,
+  probable: Primary[],
+  slots: number
+): Promise<Map<string, IdempotencyRecord>> => {
   const found = new Map<string, IdempotencyRecord>()
   const read = config.store.read?.bind(config.store)
   if (read === undefined || probable.length === 0) return found
@@ -183,7 +231,9 @@ const readProbableDuplicates = async (config: LifecycleConfig, probable: Primary
   await forEachBounded(slices, slots, async (keys) => {
     try {
       // Given up at the deadline, a read changes nothing: the claims that follow decide.
-      for (const [key, record] of await withinDeadline(config, 'read', `${keys[0] ?? ''} (and ${keys.length - 1} more)`, async (bound) => await read(keys, bound))) found.set(key, record)
+      const what = `${keys[0] ?? ''} (and ${keys.length - 1} more)`
+      const records = await withinDeadline(config, 'read', what, async (bound) => await read(keys, bound))
+      for (const [key, record] of records) found.set(key, record)
     } catch (error) {
       // Reading is only an optimisation: the claims decide, one request each.
       config.log.warn({ message: 'idempotency: read before claim failed; claiming instead', error })

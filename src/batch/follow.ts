@@ -13,7 +13,8 @@ export class Followers {
   /** Whether `state` is such a copy. */
   static follows (state: RecordState): boolean {
     const original = primaryOf(state)
-    return state.group !== undefined && state.fate.kind === 'copy' && original.fate.kind === 'claimed' && original.group !== state.group
+    return state.group !== undefined && state.fate.kind === 'copy' && original.fate.kind === 'claimed' &&
+      original.group !== state.group
   }
 
   /** Waits for the copy's original to end (settled, or never started); true when it succeeded. */

@@ -29,7 +29,9 @@ export const handOver = (event: object, batch: Batch): object => {
   const { context } = batch
   if (typeof context === 'object' && context !== null) {
     const owner = context as WithBatches
-    if (owner[BATCHES] === undefined) Object.defineProperty(owner, BATCHES, { value: new Set<Batch>(), enumerable: false, configurable: true })
+    if (owner[BATCHES] === undefined) {
+      Object.defineProperty(owner, BATCHES, { value: new Set<Batch>(), enumerable: false, configurable: true })
+    }
     owner[BATCHES]?.add(batch)
   }
   return handed

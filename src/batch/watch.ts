@@ -11,7 +11,12 @@ import { deadlineWithin, remainingMs } from '../unit/lease.js'
  * takes the abort as its own at once; any other is closed by its own invocation's hooks
  * (`closeOnTimeout`), a few microtasks later, when the timeout was its own.
  */
-export const watchAbort = (signal: AbortSignal, context: unknown, timeoutMarginMs: number, timedOut: (reason: unknown) => void): () => void => {
+export const watchAbort = (
+  signal: AbortSignal,
+  context: unknown,
+  timeoutMarginMs: number,
+  timedOut: (reason: unknown) => void
+): () => void => {
   const onAbort = (): void => {
     // Without a Lambda context (a local run) there is no deadline to judge by, nor another invocation.
     if (remainingMs(context) === undefined || deadlineWithin(context, timeoutMarginMs)) timedOut(signal.reason)

@@ -19,7 +19,9 @@ export const awsSetupProblem = (error: unknown): string | undefined => {
     seen.add(at)
     const { name = '', message = '' } = at as { name?: string, message?: string }
     if (/^Region is missing/.test(message)) return `${REGION} (the AWS SDK said: ${message})`
-    if (name === 'CredentialsProviderError' || /Could not load credentials/.test(message)) return `${CREDENTIALS} (the AWS SDK said: ${message})`
+    if (name === 'CredentialsProviderError' || /Could not load credentials/.test(message)) {
+      return `${CREDENTIALS} (the AWS SDK said: ${message})`
+    }
   }
   return undefined
 }

@@ -45,23 +45,35 @@ export interface StoreFlags {
   timeoutMs?: number
 }
 
-/** `text` with each DynamoDBStore option name it mentions written as its flag (`leaseTokenAttr` → `--lease-token-attr`). */
-export const asFlags = (text: string): string =>
-  Object.entries(TABLE_FLAGS).reduce((out, [flag, option]) => out.replace(new RegExp(`\\b${option}\\b`, 'g'), `--${flag}`), text)
+/**
+ * `text` with each DynamoDBStore option name it mentions written as its flag (`leaseTokenAttr` →
+ * `--lease-token-attr`).
+ */
+export const asFlags = (text: string): string => Object.entries(TABLE_FLAGS)
+  .reduce((out, [flag, option]) => out.replace(new RegExp(`\\b${option}\\b`, 'g'), `--${flag}`), text)
 
 /**
  * The store the flags name. Each store's module (and its client) is imported only for it: a
  * Redis command never loads the AWS SDK, a DynamoDB command never looks for a Redis client.
  */
 export const openBackend = async (flags: StoreFlags): Promise<Backend> => {
-  if ((flags.table === undefined) === (flags.redis === undefined)) throw new UsageError('name the store: --table NAME (DynamoDB) or --redis URL (Redis), one of them')
+  if ((flags.table === undefined) === (flags.redis === undefined)) {
+    throw new UsageError('name the store: --table NAME (DynamoDB) or --redis URL (Redis), one of them')
+  }
   const tableOptions = flags.tableOptions ?? {}
   if (flags.table !== undefined) {
-    if (flags.prefix !== undefined) throw new UsageError('--prefix is for --redis; a DynamoDB table has --key-attr, --sort-key-attr, --sort-key-value and the other --*-attr flags')
+    if (flags.prefix !== undefined) {
+      throw new UsageError('--prefix is for --redis; a DynamoDB table has --key-attr, --sort-key-attr, ' +
+        '--sort-key-value and the other --*-attr flags')
+    }
     return limited(await dynamodb(flags.table, tableOptions), timeoutMsOf(flags))
   }
   const given = Object.keys(tableOptions)
-  if (given.length > 0) throw new UsageError(`${given.map((option) => asFlags(option)).join(', ')} ${given.length === 1 ? 'is' : 'are'} for --table (a Redis record keeps its parts in one value)`)
+  if (given.length > 0) {
+    const named = given.map((option) => asFlags(option)).join(', ')
+    throw new UsageError(
+      `${named} ${given.length === 1 ? 'is' : 'are'} for --table (a Redis record keeps its parts in one value)`)
+  }
   return limited(await redis(flags.redis as string, flags.prefix ?? '', timeoutMsOf(flags)), timeoutMsOf(flags))
 }
 
@@ -104,7 +116,9 @@ const dynamodb = async (tableName: string, tableOptions: Partial<Record<TableOpt
   } catch (error) {
     client.destroy()
     // The flags set the store's options: a refusal of them is a usage error, in the flags' names.
-    if (error instanceof IdempotencyConfigError) throw new UsageError(asFlags(error.message.replace(/^DynamoDBStore: /, '')))
+    if (error instanceof IdempotencyConfigError) {
+      throw new UsageError(asFlags(error.message.replace(/^DynamoDBStore: /, '')))
+    }
     throw error
   }
   return {
@@ -123,14 +137,16 @@ const dynamodb = async (tableName: string, tableOptions: Partial<Record<TableOpt
  * credentials and `AWS_ENDPOINT_URL_DYNAMODB` are read from the environment, as the SDK reads them.
  */
 const dynamoDBClient = async (): Promise<{ client: unknown, destroy: () => void }> => {
-  const sdk = await importIfInstalled('@aws-sdk/client-dynamodb') as typeof import('@aws-sdk/client-dynamodb') | undefined
+  const sdk = await importIfInstalled('@aws-sdk/client-dynamodb') as
+    typeof import('@aws-sdk/client-dynamodb') | undefined
   if (sdk !== undefined) {
     const client = new sdk.DynamoDBClient({})
     return { client, destroy: () => { client.destroy() } }
   }
   const lite = await importIfInstalled('@aws-lite/client')
   if (lite === undefined) {
-    throw new UsageError('--table needs the AWS SDK for DynamoDB or @aws-lite/client, and middy-idempotency brings neither: ' +
+    throw new UsageError('--table needs the AWS SDK for DynamoDB or @aws-lite/client, ' +
+      'and middy-idempotency brings neither: ' +
       'install @aws-sdk/client-dynamodb in this project (npm install @aws-sdk/client-dynamodb)')
   }
   const endpoint = process.env.AWS_ENDPOINT_URL_DYNAMODB ?? process.env.AWS_ENDPOINT_URL
@@ -143,7 +159,8 @@ const redis = async (url: string, keyPrefix: string, timeoutMs: number): Promise
     const parsed = new URL(url)
     if (!['redis:', 'rediss:'].includes(parsed.protocol)) throw new Error(parsed.protocol)
   } catch {
-    throw new UsageError(`--redis takes a URL such as redis://localhost:6379 or rediss://user:password@host:6380, not ${JSON.stringify(url)}`)
+    throw new UsageError('--redis takes a URL such as redis://localhost:6379 or rediss://user:password@host:6380, ' +
+      `not ${JSON.stringify(url)}`)
   }
   const { RedisStore, listRecords, inspectRecord, releaseRecord } = await import('../redis.js')
   const { protocol, host } = new URL(url)

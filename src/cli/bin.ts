@@ -34,7 +34,8 @@ void run(process.argv.slice(2), {
   // Exit once the output is written, rather than when nothing is left open: a client the command
   // gave up on (a store that never answered) may still hold a socket (node-redis 6's destroy()
   // leaves one that is connecting), and would keep the process alive.
-  const flushed = async (stream: NodeJS.WriteStream): Promise<unknown> => await new Promise((resolve) => stream.write('', resolve))
+  const flushed = async (stream: NodeJS.WriteStream): Promise<unknown> =>
+    await new Promise((resolve) => stream.write('', resolve))
   await Promise.all([flushed(process.stdout), flushed(process.stderr)])
   process.exit(code)
 })

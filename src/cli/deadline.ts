@@ -23,7 +23,8 @@ export const answeredWithin = async <T>(
     const arm = (): void => {
       timer = setTimeout(() => {
         abandon()
-        reject(new IdempotencyStoreError(what.operation, `no answer from ${what.where} within ${ms / 1000} s, so the command gave up ` +
+        reject(new IdempotencyStoreError(what.operation,
+          `no answer from ${what.where} within ${ms / 1000} s, so the command gave up ` +
           '(the endpoint accepted the connection but said nothing: a tunnel whose far end is down, ' +
           'a security group that drops replies?); ' +
           '--timeout SECONDS sets how long to wait'))

@@ -76,7 +76,8 @@ left alone.
 
 ${STORE}
 ${EXIT} (1: refused, not confirmed, or no record under KEY; 2 also: --completed without --yes when not at a terminal)`,
-  'create-table': `Usage: middy-idempotency create-table --table NAME [--key-attr NAME] [--sort-key-attr NAME] [--expiry-attr NAME] [--json]
+  'create-table': 'Usage: middy-idempotency create-table --table NAME [--key-attr NAME] [--sort-key-attr NAME] ' +
+    `[--expiry-attr NAME] [--json]
 
 Creates the store's DynamoDB table for local work (DynamoDB Local: set AWS_ENDPOINT_URL_DYNAMODB)
 and scripts: partition key --key-attr (S), sort key --sort-key-attr (S) when given, on-demand

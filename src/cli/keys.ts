@@ -21,7 +21,10 @@ export type KeysOf =
  * `IdempotencyKeyError` of a whole event that has no key. `tenant`: the `context.tenantId` of a
  * function in Lambda's tenant isolation mode.
  */
-export const keysOf = (input: unknown, options: { keyPath?: string, namespace?: string, tenant?: string } = {}): KeysOf => {
+export const keysOf = (
+  input: unknown,
+  options: { keyPath?: string, namespace?: string, tenant?: string } = {}
+): KeysOf => {
   if (options.keyPath !== undefined) {
     // A path that does not compile is the caller's mistake, said before any event is read.
     try {
@@ -34,7 +37,10 @@ export const keysOf = (input: unknown, options: { keyPath?: string, namespace?: 
   // A function in Lambda's tenant isolation mode scopes every key by its invocation's tenant.
   const context = options.tenant === undefined ? undefined : { tenantId: options.tenant }
   const single = (input as { eventSource?: unknown } | null)?.eventSource
-  const event = typeof single === 'string' && sources[single] !== undefined && listOf(sources[single], input) === undefined ? { Records: [input] } : input
+  // One record on its own (its source named, but no list of records): read as a batch of one.
+  const isLoneRecord = typeof single === 'string' && sources[single] !== undefined &&
+    listOf(sources[single], input) === undefined
+  const event = isLoneRecord ? { Records: [input] } : input
   const source = sourceOf(event)
   if (source !== undefined) {
     const selection: Selection = {
@@ -46,12 +52,15 @@ export const keysOf = (input: unknown, options: { keyPath?: string, namespace?: 
     const states = prepareRecords(source, selection, listOf(source, event) ?? [], context, event)
     return {
       source: source.eventSource,
-      records: states.map(({ id, fate }) => fate.kind === 'keyed' ? { id, key: fate.unit.key } : { id, error: fate.error.message })
+      records: states.map(({ id, fate }) =>
+        fate.kind === 'keyed' ? { id, key: fate.unit.key } : { id, error: fate.error.message })
     }
   }
   const selection: Selection = {
     namespace,
-    key: options.keyPath === undefined ? (unit) => defaultEventKey(unit) : compileSelector(options.keyPath, 'key', base64PartsOf),
+    key: options.keyPath === undefined
+      ? (unit) => defaultEventKey(unit)
+      : compileSelector(options.keyPath, 'key', base64PartsOf),
     keyName: options.keyPath === undefined ? 'the event' : `key path "${options.keyPath}"`
   }
   return { source: 'event', key: prepareUnit(selection, event, context, 1, 'event').key }

@@ -37,13 +37,23 @@ const STORE_OPTIONS = {
 const COMMAND_OPTIONS = {
   list: { ...STORE_OPTIONS, status: { type: 'string' } },
   inspect: STORE_OPTIONS,
-  release: { ...STORE_OPTIONS, force: { type: 'boolean' }, completed: { type: 'boolean' }, yes: { type: 'boolean', short: 'y' } },
+  release: {
+    ...STORE_OPTIONS, force: { type: 'boolean' }, completed: { type: 'boolean' }, yes: { type: 'boolean', short: 'y' }
+  },
   'create-table': STORE_OPTIONS,
-  key: { event: { type: 'string' }, key: { type: 'string' }, namespace: { type: 'string' }, tenant: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }
+  key: {
+    event: { type: 'string' },
+    key: { type: 'string' },
+    namespace: { type: 'string' },
+    tenant: { type: 'string' },
+    json: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' }
+  }
 } as const satisfies Record<string, ParseArgsConfig['options']>
 
 type Command = keyof typeof COMMAND_OPTIONS
-const isCommand = (name: string | undefined): name is Command => name !== undefined && Object.hasOwn(COMMAND_OPTIONS, name)
+const isCommand = (name: string | undefined): name is Command =>
+  name !== undefined && Object.hasOwn(COMMAND_OPTIONS, name)
 
 /** Runs one command line (the arguments after the bin's name); resolves the exit code. */
 export const run = async (argv: readonly string[], io: Io): Promise<number> => {
@@ -76,7 +86,9 @@ export const run = async (argv: readonly string[], io: Io): Promise<number> => {
   }
   const json = values.json === true
   try {
-    return name === 'key' ? await keyCommand(values, parsed.positionals, json, io) : await storeCommand(name, values, parsed.positionals, io)
+    return name === 'key'
+      ? await keyCommand(values, parsed.positionals, json, io)
+      : await storeCommand(name, values, parsed.positionals, io)
   } catch (error) {
     if (error instanceof UsageError) {
       io.err(`middy-idempotency ${name}: ${error.message}\n\n${HELP[name]}`)
@@ -88,19 +100,33 @@ export const run = async (argv: readonly string[], io: Io): Promise<number> => {
       io.err(`middy-idempotency ${name}: ${setup}`)
       return USAGE
     }
-    const { name: kind = 'Error', message: said = String(error), operation, key } = (error ?? {}) as { name?: string, message?: string, operation?: string, key?: string }
+    const { name: kind = 'Error', message: said = String(error), operation, key } =
+      (error ?? {}) as { name?: string, message?: string, operation?: string, key?: string }
     // A DynamoDB store's messages name its options: here they are flags.
     const message = typeof values.table === 'string' ? asFlags(said) : said
     // One shape, whichever store failed: name, the store operation and key when there are, message.
-    if (json) io.out(JSON.stringify({ error: { name: kind, ...(operation === undefined ? {} : { operation }), ...(key === undefined ? {} : { key }), message } }))
+    if (json) {
+      io.out(JSON.stringify({
+        error: {
+          name: kind, ...(operation === undefined ? {} : { operation }), ...(key === undefined ? {} : { key }), message
+        }
+      }))
+    }
     io.err(`middy-idempotency ${name}: ${error instanceof IdempotencyError ? message : `${kind}: ${message}`}`)
     return REFUSED
   }
 }
 
-const keyCommand = async (values: Record<string, string | boolean | undefined>, positionals: string[], json: boolean, io: Io): Promise<number> => {
+const keyCommand = async (
+  values: Record<string, string | boolean | undefined>,
+  positionals: string[],
+  json: boolean,
+  io: Io
+): Promise<number> => {
   const file = values.event
-  if (typeof file !== 'string') throw new UsageError('--event FILE is required: a JSON file of the event (or of one record)')
+  if (typeof file !== 'string') {
+    throw new UsageError('--event FILE is required: a JSON file of the event (or of one record)')
+  }
   if (positionals.length > 0) throw new UsageError(`takes no positional argument (got ${positionals.join(' ')})`)
   let event: unknown
   try {
@@ -134,6 +160,8 @@ const parseProblem = (error: unknown, known: readonly string[]): string => {
     const nearest = option.startsWith('--') ? closest(option.slice(2), known) : undefined
     return `unknown option ${option}${nearest === undefined ? '' : ` (did you mean --${nearest}?)`}`
   }
-  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') return /argument missing/.test(message) ? `option ${option} needs a value` : `option ${option} takes no value`
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    return /argument missing/.test(message) ? `option ${option} needs a value` : `option ${option} takes no value`
+  }
   return message
 }

@@ -6,7 +6,8 @@ export const importIfInstalled = async (name: string): Promise<any> => {
     return await import(name)
   } catch (error) {
     const { code, message = '' } = (error ?? {}) as { code?: string, message?: string }
-    if ((code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && message.includes(`'${name}'`)) return undefined
+    const notFound = code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND'
+    if (notFound && message.includes(`'${name}'`)) return undefined
     throw error
   }
 }

@@ -20,14 +20,32 @@ export interface Io {
 export type StoreCommand = 'list' | 'inspect' | 'release' | 'create-table'
 type Values = Record<string, string | boolean | undefined>
 
-interface Asked { key: string, status: RecordStatus | undefined, force: boolean, completed: boolean, yes: boolean, json: boolean }
+interface Asked {
+  key: string
+  status: RecordStatus | undefined
+  force: boolean
+  completed: boolean
+  yes: boolean
+  json: boolean
+}
 
 /** Runs a command on a store: its flags checked first, then the store opened for it alone. */
-export const storeCommand = async (name: StoreCommand, values: Values, positionals: string[], io: Io): Promise<number> => {
+export const storeCommand = async (
+  name: StoreCommand,
+  values: Values,
+  positionals: string[],
+  io: Io
+): Promise<number> => {
   const status = values.status as string | undefined
-  if (status !== undefined && !isRecordStatus(status)) throw new UsageError(`--status is one of ${RECORD_STATUSES.join(', ')}, not ${JSON.stringify(status)}`)
+  if (status !== undefined && !isRecordStatus(status)) {
+    throw new UsageError(`--status is one of ${RECORD_STATUSES.join(', ')}, not ${JSON.stringify(status)}`)
+  }
   const wanted = name === 'inspect' || name === 'release' ? 1 : 0
-  if (positionals.length !== wanted) throw new UsageError(wanted === 0 ? `takes no KEY (got ${positionals.join(' ')})` : 'takes one KEY: the stored key, namespace#sha256 (see the key command)')
+  if (positionals.length !== wanted) {
+    throw new UsageError(wanted === 0
+      ? `takes no KEY (got ${positionals.join(' ')})`
+      : 'takes one KEY: the stored key, namespace#sha256 (see the key command)')
+  }
   const asked: Asked = {
     key: positionals[0] as string,
     status: status as RecordStatus | undefined,
@@ -36,13 +54,18 @@ export const storeCommand = async (name: StoreCommand, values: Values, positiona
     yes: values.yes === true,
     json: values.json === true
   }
-  if (asked.completed && asked.force) throw new UsageError('--completed and --force do not go together: --force is for a live IN_PROGRESS lease')
+  if (asked.completed && asked.force) {
+    throw new UsageError('--completed and --force do not go together: --force is for a live IN_PROGRESS lease')
+  }
   if (!asked.completed && asked.yes) throw new UsageError('--yes confirms --completed, and is for it alone')
   // Checked before any request: a script that forgot --yes learns it without touching the store.
   if (asked.completed && !asked.yes && io.confirm === undefined) {
-    throw new UsageError('--completed needs --yes when no one is at a terminal to confirm (its work runs again on the next delivery)')
+    throw new UsageError('--completed needs --yes when no one is at a terminal to confirm ' +
+      '(its work runs again on the next delivery)')
   }
-  if (name === 'create-table' && typeof values.redis === 'string') throw new UsageError('creates a DynamoDB table: --table NAME, not --redis (a Redis store needs no schema)')
+  if (name === 'create-table' && typeof values.redis === 'string') {
+    throw new UsageError('creates a DynamoDB table: --table NAME, not --redis (a Redis store needs no schema)')
+  }
   const timeoutMs = timeoutMsOf(values.timeout as string | undefined)
   if (timeoutMs === undefined) {
     throw new UsageError(`--timeout takes a number of seconds greater than 0, not ${JSON.stringify(values.timeout)}`)
@@ -78,8 +101,10 @@ const commands: Record<StoreCommand, (backend: Backend, asked: Asked, io: Io) =>
     io.out(json ? JSON.stringify(views) : listText(views))
     // On stderr, so that --json stays one document: what was left out, and the likely why.
     if (skipped > 0) {
-      io.err(`middy-idempotency list: ${skipped} ${skipped === 1 ? 'item that is not a record was' : 'items that are not records were'} skipped ` +
-        '(another library\'s records or other rows in a shared table, or records whose attribute names differ: pass the store\'s --*-attr flags)')
+      const items = skipped === 1 ? 'item that is not a record was' : 'items that are not records were'
+      io.err(`middy-idempotency list: ${skipped} ${items} skipped ` +
+        '(another library\'s records or other rows in a shared table, ' +
+        'or records whose attribute names differ: pass the store\'s --*-attr flags)')
     }
     return DONE
   },
@@ -99,13 +124,18 @@ const commands: Record<StoreCommand, (backend: Backend, asked: Asked, io: Io) =>
     // At a terminal: the record is shown, and only that record is removed once confirmed (its token fences the delete).
     const view = await backend.inspect(key)
     if (view === undefined) return said(key, { released: false, reason: 'not-found' }, json, io)
-    if (view.status !== 'COMPLETED') return said(key, { released: false, reason: 'not-completed', record: view }, json, io)
+    if (view.status !== 'COMPLETED') {
+      return said(key, { released: false, reason: 'not-completed', record: view }, json, io)
+    }
     if (!await (io.confirm as NonNullable<Io['confirm']>)(confirmText(view))) {
       if (json) io.out(JSON.stringify({ key, released: false, reason: 'not-confirmed' }))
       else io.err(refusalText('not-confirmed'))
       return REFUSED
     }
-    return said(key, await backend.release(key, { completed, ...(view.leaseToken === undefined ? {} : { leaseToken: view.leaseToken }) }), json, io)
+    const released = await backend.release(key, {
+      completed, ...(view.leaseToken === undefined ? {} : { leaseToken: view.leaseToken })
+    })
+    return said(key, released, json, io)
   },
   'create-table': async (backend, { json }, io) => {
     if (backend.createTable === undefined) throw new UsageError('creates a DynamoDB table: --table NAME')

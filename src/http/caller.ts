@@ -7,7 +7,11 @@ import { isLatticeV1, isLatticeV2, latticePrincipalOf } from './lattice.js'
 export type CallerOf = (event: unknown, context: unknown) => string | undefined
 
 interface CallerShape extends HeadersOf {
-  requestContext?: { elb?: unknown, authorizer?: Authorizer | null, identity?: { userArn?: unknown, cognitoIdentityId?: unknown } | null } | null
+  requestContext?: {
+    elb?: unknown
+    authorizer?: Authorizer | null
+    identity?: { userArn?: unknown, cognitoIdentityId?: unknown } | null
+  } | null
 }
 
 interface Authorizer {
@@ -21,19 +25,21 @@ interface Authorizer {
 interface Claims { sub?: unknown, iss?: unknown }
 
 /**
- * The authenticated caller of an HTTP request, for its default key: only what AWS sets after authenticating the request, never what the
- * client sends (OWASP API1). On API Gateway (REST and HTTP APIs) and function URLs, headers are
- * the client's, `x-amzn-oidc-*` included, so the caller is read from `requestContext` only. On an
- * ALB, it is the `x-amzn-oidc-identity` header the load balancer sets when it authenticated the
- * request. On VPC Lattice, it is the principal Lattice authenticated with IAM auth (v2's
- * `requestContext.identity.principal`; v1 events name none). Each caller is written
- * `kind:value`, the kind naming who vouched for it, so that one authenticator's user can never
- * read as another's (a JWT `sub` equal to an IAM ARN, or to a Lambda authorizer's principal, is
- * someone else).
+ * The authenticated caller of an HTTP request, for its default key: only what AWS sets after
+ * authenticating the request, never what the client sends (OWASP API1). On API Gateway (REST and
+ * HTTP APIs) and function URLs, headers are the client's, `x-amzn-oidc-*` included, so the caller
+ * is read from `requestContext` only. On an ALB, it is the `x-amzn-oidc-identity` header the load
+ * balancer sets when it authenticated the request. On VPC Lattice, it is the principal Lattice
+ * authenticated with IAM auth (v2's `requestContext.identity.principal`; v1 events name none). Each
+ * caller is written `kind:value`, the kind naming who vouched for it, so that one authenticator's
+ * user can never read as another's (a JWT `sub` equal to an IAM ARN, or to a Lambda authorizer's
+ * principal, is someone else).
  *
  * @example
  * ```ts
- * callerOf({ requestContext: { authorizer: { jwt: { claims: { iss: 'https://idp.example.com', sub: '42' } } } } }, undefined)
+ * callerOf({
+ *   requestContext: { authorizer: { jwt: { claims: { iss: 'https://idp.example.com', sub: '42' } } } }
+ * }, undefined)
  * // 'jwt:{"iss":"https://idp.example.com","sub":"42"}'
  * ```
  */
@@ -50,10 +56,14 @@ export const callerOf: CallerOf = (event) => {
   const a = context?.authorizer
   const user = [['jwt', a?.jwt?.claims], ['cognito', a?.claims]] as const
   for (const [kind, claims] of user) {
-    if (isNonEmptyString(claims?.sub)) return `${kind}:${canonicalJson({ iss: isNonEmptyString(claims.iss) ? claims.iss : undefined, sub: claims.sub })}`
+    if (isNonEmptyString(claims?.sub)) {
+      return `${kind}:${canonicalJson({ iss: isNonEmptyString(claims.iss) ? claims.iss : undefined, sub: claims.sub })}`
+    }
   }
   if (isNonEmptyString(a?.principalId)) return `lambda:${canonicalJson(restAuthorizerAnswer(a))}`
-  if (typeof a?.lambda === 'object' && a.lambda !== null && !isEmptySelection(a.lambda)) return `lambda:${canonicalJson(a.lambda)}`
+  if (typeof a?.lambda === 'object' && a.lambda !== null && !isEmptySelection(a.lambda)) {
+    return `lambda:${canonicalJson(a.lambda)}`
+  }
   const identityId = [a?.iam?.cognitoIdentity?.identityId, context?.identity?.cognitoIdentityId].find(isNonEmptyString)
   if (identityId !== undefined) return `cognito-identity:${identityId}`
   const arn = [a?.iam?.userArn, context?.identity?.userArn].find(isNonEmptyString)
@@ -87,8 +97,11 @@ const restAuthorizerAnswer = (authorizer: Authorizer): Record<string, unknown> =
 const albCallerOf = (event: CallerShape): string | undefined => {
   const values = [...new Set(headerValues(event, 'x-amzn-oidc-identity').filter(isNonEmptyString))]
   if (values.length > 1) {
-    throw new IdempotencyKeyError('the x-amzn-oidc-identity header names more than one caller: the request cannot be scoped to its caller',
-      undefined, { detail: 'This request names more than one authenticated user.' })
+    throw new IdempotencyKeyError(
+      'the x-amzn-oidc-identity header names more than one caller: the request cannot be scoped to its caller',
+      undefined,
+      { detail: 'This request names more than one authenticated user.' }
+    )
   }
   return values[0] === undefined ? undefined : `alb-oidc:${values[0]}`
 }

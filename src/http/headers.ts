@@ -2,7 +2,10 @@
  * The headers of an HTTP event, as API Gateway, function URLs, ALB (in either mode) and VPC
  * Lattice pass them. Lattice's v2 event structure gives every value of `headers` as an array.
  */
-export interface HeadersOf { headers?: Record<string, unknown> | null, multiValueHeaders?: Record<string, unknown> | null }
+export interface HeadersOf {
+  headers?: Record<string, unknown> | null
+  multiValueHeaders?: Record<string, unknown> | null
+}
 
 /**
  * A header's values whatever the case of its name: `headers` first, then `multiValueHeaders`.
@@ -11,7 +14,10 @@ export interface HeadersOf { headers?: Record<string, unknown> | null, multiValu
  *
  * @example
  * ```ts
- * headerValues({ headers: { 'Idempotency-Key': 'k-1' }, multiValueHeaders: { 'idempotency-key': ['k-2'] } }, 'idempotency-key') // ['k-1', 'k-2']
+ * headerValues({
+ *   headers: { 'Idempotency-Key': 'k-1' },
+ *   multiValueHeaders: { 'idempotency-key': ['k-2'] }
+ * }, 'idempotency-key') // ['k-1', 'k-2']
  * ```
  */
 export const headerValues = (event: HeadersOf, name: string): unknown[] => {

@@ -45,7 +45,9 @@ export const isLatticeV1 = (event: unknown): event is LatticeV1Shape & { raw_pat
  *
  * @example
  * ```ts
- * isLatticeV2({ version: '2.0', path: '/orders', method: 'POST', requestContext: { targetGroupArn: 'arn:aws:vpc-lattice:…' } }) // true
+ * isLatticeV2({
+ *   version: '2.0', path: '/orders', method: 'POST', requestContext: { targetGroupArn: 'arn:aws:vpc-lattice:…' }
+ * }) // true
  * ```
  */
 export const isLatticeV2 = (event: unknown): event is LatticeV2Shape & { path: string, method: string } => {
@@ -65,7 +67,12 @@ export const isLatticeEvent = (event: unknown): boolean => isLatticeV1(event) ||
  *
  * @example
  * ```ts
- * latticePrincipalOf({ version: '2.0', path: '/', method: 'POST', requestContext: { targetGroupArn: 'arn:…', identity: { principal: 'arn:aws:iam::123456789012:user/alice' } } })
+ * latticePrincipalOf({
+ *   version: '2.0',
+ *   path: '/',
+ *   method: 'POST',
+ *   requestContext: { targetGroupArn: 'arn:…', identity: { principal: 'arn:aws:iam::123456789012:user/alice' } }
+ * })
  * // 'arn:aws:iam::123456789012:user/alice'
  * ```
  */

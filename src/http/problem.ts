@@ -1,4 +1,6 @@
-import { IdempotencyInProgressError, IdempotencyKeyError, IdempotencyPayloadMismatchError, IdempotencyStoreError } from '../errors.js'
+import {
+  IdempotencyInProgressError, IdempotencyKeyError, IdempotencyPayloadMismatchError, IdempotencyStoreError
+} from '../errors.js'
 import type { ProblemDetails } from '../types.js'
 import { isLatticeEvent } from './lattice.js'
 
@@ -29,7 +31,8 @@ export const STORE_UNAVAILABLE: ProblemDetails = {
  *
  * @example
  * ```ts
- * problemOf(new IdempotencyPayloadMismatchError('k')) // { type: 'about:blank', title: 'Unprocessable Content', status: 422, detail: '...' }
+ * problemOf(new IdempotencyPayloadMismatchError('k'))
+ * // { type: 'about:blank', title: 'Unprocessable Content', status: 422, detail: '...' }
  * ```
  */
 export const problemOf = (error: unknown): ProblemDetails | undefined => {
@@ -52,9 +55,13 @@ export const retryAfterSeconds = (untilMs: number, nowMs: number): number =>
 
 type Headers = Record<string, unknown>
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
 
-/** What a refusal's answer replaces of a response built inside ours: what described its body, and its `Retry-After`. */
+/**
+ * What a refusal's answer replaces of a response built inside ours: what described its body, and its
+ * `Retry-After`.
+ */
 const REPLACED_HEADERS = /^(content-(type|length)|retry-after)$/i
 
 /** Headers without the ones the refusal's answer replaces, whatever their case. */
@@ -73,8 +80,15 @@ const withoutBodyHeaders = (headers: unknown): Headers =>
  *
  * @example
  * ```ts
- * problemResponse(problem, { rawPath: '/orders', requestContext: { http: { method: 'POST' } } }, undefined, { 'Retry-After': '3' })
- * // { statusCode: 409, headers: { 'Content-Type': 'application/problem+json', 'Retry-After': '3' }, body: '{"type":"about:blank",...}', isBase64Encoded: false }
+ * problemResponse(problem, { rawPath: '/orders', requestContext: { http: { method: 'POST' } } }, undefined, {
+ *   'Retry-After': '3'
+ * })
+ * // {
+ * //   statusCode: 409,
+ * //   headers: { 'Content-Type': 'application/problem+json', 'Retry-After': '3' },
+ * //   body: '{"type":"about:blank",...}',
+ * //   isBase64Encoded: false
+ * // }
  * ```
  */
 export const problemResponse = (
@@ -91,7 +105,9 @@ export const problemResponse = (
   const e = isObject(event) ? event : {}
   if (isObject(built.multiValueHeaders) || isObject(e.multiValueHeaders)) {
     const own = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]]))
-    response.multiValueHeaders = { ...withoutBodyHeaders(built.multiValueHeaders), 'Content-Type': [PROBLEM_CONTENT_TYPE], ...own }
+    response.multiValueHeaders = {
+      ...withoutBodyHeaders(built.multiValueHeaders), 'Content-Type': [PROBLEM_CONTENT_TYPE], ...own
+    }
   }
   const withStatusLine = (isObject(e.requestContext) && 'elb' in e.requestContext) || isLatticeEvent(event)
   if (withStatusLine) response.statusDescription = `${problem.status} ${problem.title}`

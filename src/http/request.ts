@@ -63,7 +63,8 @@ interface HttpEventShape {
  *
  * @example
  * ```ts
- * httpRequestOf({ rawPath: '/orders', requestContext: { http: { method: 'POST' } } }) // { method: 'POST', path: '/orders' }
+ * httpRequestOf({ rawPath: '/orders', requestContext: { http: { method: 'POST' } } })
+ * // { method: 'POST', path: '/orders' }
  * ```
  */
 export const httpRequestOf = (event: unknown): { method: string, path: string } | undefined => {
@@ -72,9 +73,13 @@ export const httpRequestOf = (event: unknown): { method: string, path: string } 
   if (isLatticeV2(event)) return { method: event.method.toUpperCase(), path: event.path }
   const e = event as HttpEventShape
   if (typeof e.requestContext !== 'object' || e.requestContext === null) return undefined
-  if (typeof e.httpMethod === 'string' && typeof e.path === 'string') return { method: e.httpMethod.toUpperCase(), path: e.path }
+  if (typeof e.httpMethod === 'string' && typeof e.path === 'string') {
+    return { method: e.httpMethod.toUpperCase(), path: e.path }
+  }
   const method = e.requestContext.http?.method
-  if (typeof method === 'string' && typeof e.rawPath === 'string') return { method: method.toUpperCase(), path: e.rawPath }
+  if (typeof method === 'string' && typeof e.rawPath === 'string') {
+    return { method: method.toUpperCase(), path: e.rawPath }
+  }
   return undefined
 }
 
@@ -129,15 +134,29 @@ export const defaultEventKey = (event: unknown, context?: unknown, nameCaller: C
   if (request === undefined) return event
   const idempotencyKey = idempotencyKeyOf(event)
   if (idempotencyKey === undefined) {
-    throw new IdempotencyKeyError(`the ${IDEMPOTENCY_KEY_HEADER} header is missing from ${request.method} ${request.path}: an HTTP request is identified by it (or set the key option)`,
-      undefined, { detail: `This request needs an ${IDEMPOTENCY_KEY_HEADER} header: a unique value for each operation, sent again unchanged when the request is retried.` })
+    throw new IdempotencyKeyError(
+      `the ${IDEMPOTENCY_KEY_HEADER} header is missing from ${request.method} ${request.path}: ` +
+      'an HTTP request is identified by it (or set the key option)',
+      undefined,
+      {
+        detail: `This request needs an ${IDEMPOTENCY_KEY_HEADER} header: a unique value for each operation, ` +
+          'sent again unchanged when the request is retried.'
+      }
+    )
   }
   const query = queryOf(event as HttpEventShape)
   const caller = nameCaller(event, context)
   if (caller !== undefined && typeof caller !== 'string') {
-    throw new IdempotencyKeyError(`the caller option returned ${typeof caller}, not a string or undefined`, undefined, { clientError: false })
+    throw new IdempotencyKeyError(`the caller option returned ${typeof caller}, not a string or undefined`, undefined,
+      { clientError: false })
   }
-  const key: HttpRequestKey = { ...scopeOf(event as HttpEventShape), ...request, ...(query.length === 0 ? {} : { query }), ...(caller === undefined || caller === '' ? {} : { caller }), idempotencyKey }
+  const key: HttpRequestKey = {
+    ...scopeOf(event as HttpEventShape),
+    ...request,
+    ...(query.length === 0 ? {} : { query }),
+    ...(caller === undefined || caller === '' ? {} : { caller }),
+    idempotencyKey
+  }
   return key
 }
 
@@ -175,7 +194,8 @@ const queryOf = (event: HttpEventShape): Array<[string, string]> => {
   if (typeof event.rawQueryString === 'string') {
     for (const [name, value] of new URLSearchParams(event.rawQueryString)) pairs.push([name, value])
   } else {
-    const source = event.multiValueQueryStringParameters ?? event.queryStringParameters ?? event.query_string_parameters ?? {}
+    const source = event.multiValueQueryStringParameters ?? event.queryStringParameters ??
+      event.query_string_parameters ?? {}
     for (const [name, values] of Object.entries(source)) {
       for (const value of Array.isArray(values) ? values : [values]) pairs.push([name, String(value)])
     }
@@ -197,5 +217,7 @@ const queryOf = (event: HttpEventShape): Array<[string, string]> => {
  */
 export const defaultEventPayload = (event: unknown): unknown => {
   if (isHttpEvent(event)) return requestBodyOf(event)
-  return typeof event === 'object' && event !== null && 'requestContext' in event ? (event as { body?: unknown }).body : event
+  return typeof event === 'object' && event !== null && 'requestContext' in event
+    ? (event as { body?: unknown }).body
+    : event
 }

@@ -40,7 +40,8 @@ export const REPLAYED_HEADER = 'Idempotent-Replayed'
  *
  * @example
  * ```ts
- * markReplayed({ statusCode: 201, body: '{}' }) // { statusCode: 201, body: '{}', headers: { 'Idempotent-Replayed': 'true' } }
+ * markReplayed({ statusCode: 201, body: '{}' })
+ * // { statusCode: 201, body: '{}', headers: { 'Idempotent-Replayed': 'true' } }
  * ```
  */
 export const markReplayed = (response: unknown): unknown => {

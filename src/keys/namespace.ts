@@ -4,7 +4,8 @@
  * tenant acme of namespace 'orders'.
  */
 export const namespaceProblem = (namespace: string): string | undefined => namespace.includes('#')
-  ? `namespace must not contain '#' (got '${namespace}'): '#' separates the namespace from the tenant in a stored key, so another function's tenant could read as this namespace`
+  ? `namespace must not contain '#' (got '${namespace}'): '#' separates the namespace from the tenant ` +
+    "in a stored key, so another function's tenant could read as this namespace"
   : undefined
 
 /** The `namespace` option's default: the function's name, so two functions never share keys. */

@@ -14,13 +14,22 @@ export interface Selection {
   defaultKey?: boolean
 }
 
+/** What names a unit in errors: a text, or a function of the unit's input that makes it. */
+type UnitLabel = string | ((input: unknown) => string)
+
 /**
  * Computes key and payload hash once, before the handler runs, so a handler that
  * mutates its input cannot change them. `label` names the unit in errors: a batch gives its
  * source's `label`, read of the record only when there is an error to name it in.
  * Throws `IdempotencyKeyError` naming the unit and what was wrong.
  */
-export const prepareUnit = (selection: Selection, input: unknown, context: unknown, attempt: number, label: string | ((input: unknown) => string)): Unit => {
+export const prepareUnit = (
+  selection: Selection,
+  input: unknown,
+  context: unknown,
+  attempt: number,
+  label: UnitLabel
+): Unit => {
   // Every record of a batch comes through here: no closure, no string is made unless it fails.
   let key: unknown
   try {
@@ -30,7 +39,8 @@ export const prepareUnit = (selection: Selection, input: unknown, context: unkno
   }
   if (isEmptySelection(key)) {
     const found = key === undefined || key === null ? 'nothing' : inspect(key, { depth: 4, breakLength: Infinity })
-    throw new IdempotencyKeyError(`${nameOf(label, input)}: the key is empty (${selection.keyName} found ${found}): nothing to identify the work by`)
+    throw new IdempotencyKeyError(`${nameOf(label, input)}: the key is empty (${selection.keyName} found ${found}): ` +
+      'nothing to identify the work by')
   }
   let tenant: string | undefined
   try {
@@ -56,14 +66,18 @@ export const prepareUnit = (selection: Selection, input: unknown, context: unkno
   return unit
 }
 
-const nameOf = (label: string | ((input: unknown) => string), input: unknown): string => typeof label === 'string' ? label : label(input)
+const nameOf = (label: UnitLabel, input: unknown): string => typeof label === 'string' ? label : label(input)
 
 /** A step of `prepareUnit` failed: the IdempotencyKeyError that names the unit. */
-const failed = (labelOf: string | ((input: unknown) => string), input: unknown, problem: string, error: unknown): IdempotencyKeyError => {
+const failed = (labelOf: UnitLabel, input: unknown, problem: string, error: unknown): IdempotencyKeyError => {
   const label = nameOf(labelOf, input)
   // The selectors already say what went wrong; anything else is a hashing problem.
-  if (error instanceof IdempotencyKeyError) return new IdempotencyKeyError(`${label}: ${error.message}`, error.cause, { clientError: error.expose, ...(error.problem === undefined ? {} : { detail: error.problem.detail }) })
-  return new IdempotencyKeyError(`${label}: ${problem}: ${(error as Error)?.message ?? String(error)}`, error, { clientError: false })
+  if (error instanceof IdempotencyKeyError) {
+    const detail = error.problem === undefined ? {} : { detail: error.problem.detail }
+    return new IdempotencyKeyError(`${label}: ${error.message}`, error.cause, { clientError: error.expose, ...detail })
+  }
+  return new IdempotencyKeyError(`${label}: ${problem}: ${(error as Error)?.message ?? String(error)}`, error,
+    { clientError: false })
 }
 
 /**
@@ -86,8 +100,10 @@ const tenantOf = (context: unknown): string | undefined => {
     ? tenantAt(inner, 'context.lambdaContext.tenantId')
     : undefined
   if (own !== undefined && lambda !== undefined && own !== lambda) {
-    const which = `context.tenantId (${JSON.stringify(own)}) and context.lambdaContext.tenantId (${JSON.stringify(lambda)})`
-    throw new IdempotencyKeyError(`${which} name two tenants: the key cannot be scoped to its tenant`, undefined, { clientError: false })
+    const which = `context.tenantId (${JSON.stringify(own)}) ` +
+      `and context.lambdaContext.tenantId (${JSON.stringify(lambda)})`
+    throw new IdempotencyKeyError(`${which} name two tenants: the key cannot be scoped to its tenant`, undefined,
+      { clientError: false })
   }
   return own ?? lambda
 }

@@ -10,7 +10,10 @@ export type Select = (unit: unknown, context: unknown) => unknown
 
 const SEGMENT = /\[(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|(\d+))\]|\.?([^.[\]]+)/gy
 
-/** Splits `a.b[0]["c.d"]` into `['a', 'b', '0', 'c.d']` (a JSONPath-style `$.` root is allowed); throws on a malformed path. */
+/**
+ * Splits `a.b[0]["c.d"]` into `['a', 'b', '0', 'c.d']` (a JSONPath-style `$.` root is allowed);
+ * throws on a malformed path.
+ */
 export const parsePath = (written: string): string[] => {
   const path = /^\$(?=[.[])/.test(written) ? written.slice(written[1] === '.' ? 2 : 1) : written
   const segments: string[] = []
@@ -46,7 +49,8 @@ export const compileSelector = (selector: Selector, what: string, encoded: Encod
       } catch (error) {
         // Already says what is missing (the default HTTP key names the header).
         if (error instanceof IdempotencyKeyError) throw error
-        throw new IdempotencyKeyError(`the ${what} function threw: ${(error as Error)?.message ?? String(error)}`, error, { clientError: false })
+        const message = (error as Error)?.message ?? String(error)
+        throw new IdempotencyKeyError(`the ${what} function threw: ${message}`, error, { clientError: false })
       }
     }
   }
@@ -62,7 +66,11 @@ export const compileSelector = (selector: Selector, what: string, encoded: Encod
           value = JSON.parse(base64 ? Buffer.from(value, 'base64').toString('utf8') : value)
         } catch (error) {
           const where = segments.slice(0, i).join('.') || 'the unit'
-          throw new IdempotencyKeyError(`${what} path "${selector}" reads into ${where}, which is not ${base64 ? 'base64-encoded ' : ''}JSON`, error, { detail: 'The idempotency key of this request is read from a part that is not valid JSON.' })
+          throw new IdempotencyKeyError(
+            `${what} path "${selector}" reads into ${where}, which is not ${base64 ? 'base64-encoded ' : ''}JSON`,
+            error,
+            { detail: 'The idempotency key of this request is read from a part that is not valid JSON.' }
+          )
         }
       }
       if (value === null || typeof value !== 'object') return undefined
@@ -95,13 +103,20 @@ export const canonicalJson = (value: unknown): string => {
   }
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
   if (value instanceof Set) return `#set[${[...value].map(canonicalJson).sort().join(',')}]`
-  if (value instanceof Map) return `#map{${[...value].map(([k, v]) => `${canonicalJson(k)}:${canonicalJson(v)}`).sort().join(',')}}`
+  if (value instanceof Map) {
+    return `#map{${[...value].map(([k, v]) => `${canonicalJson(k)}:${canonicalJson(v)}`).sort().join(',')}}`
+  }
   const bytes = bytesOf(value)
-  if (bytes !== undefined) return `#bytes"${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')}"`
+  if (bytes !== undefined) {
+    return `#bytes"${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')}"`
+  }
   if (isNumberValue(value)) return `#number${JSON.stringify(value.value)}`
   if (!isPlainObject(value)) {
-    if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return canonicalJson((value as { toJSON: () => unknown }).toJSON())
-    throw new Error(`it holds an instance of ${(value.constructor as { name?: string } | undefined)?.name ?? 'a class'}, not plain data`)
+    if (typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+      return canonicalJson((value as { toJSON: () => unknown }).toJSON())
+    }
+    const className = (value.constructor as { name?: string } | undefined)?.name ?? 'a class'
+    throw new Error(`it holds an instance of ${className}, not plain data`)
   }
   const entries = Object.keys(value).sort()
     .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
@@ -122,7 +137,8 @@ const bytesOf = (value: object): Uint8Array | undefined => {
  * renames the class.
  */
 const isNumberValue = (value: object): value is { value: string } =>
-  typeof (value as { value?: unknown }).value === 'string' && typeof (value as { toAttributeValue?: unknown }).toAttributeValue === 'function'
+  typeof (value as { value?: unknown }).value === 'string' &&
+  typeof (value as { toAttributeValue?: unknown }).toAttributeValue === 'function'
 
 /**
  * An object literal, `JSON.parse` output or `Object.create(null)`: from any realm (an object
@@ -154,14 +170,17 @@ export const isEmptySelection = (value: unknown): boolean => {
 
 /** What `canonicalJson` hashes of an object with `toJSON` (a Date, a class of the user's). */
 const asHashed = (value: unknown): unknown =>
-  typeof value === 'object' && value !== null && !isPlainObject(value) && bytesOf(value) === undefined && typeof (value as { toJSON?: unknown }).toJSON === 'function'
+  typeof value === 'object' && value !== null && !isPlainObject(value) && bytesOf(value) === undefined &&
+  typeof (value as { toJSON?: unknown }).toJSON === 'function'
     ? (value as { toJSON: () => unknown }).toJSON()
     : value
 
 // Node's one-shot `crypto.hash` takes a third of `createHash`'s time for a key or a message body,
 // and every record hashes two. Every Node the package supports (22+) has it; a crypto without it
 // (a test's stand-in) hashes the same digest the long way.
-export const sha256HexWith = (lib: Pick<typeof crypto, 'createHash'> & { hash?: unknown }): (text: string) => string => {
+export const sha256HexWith = (
+  lib: Pick<typeof crypto, 'createHash'> & { hash?: unknown }
+): (text: string) => string => {
   const oneShot = lib.hash as ((algorithm: string, data: string, encoding: 'hex') => string) | undefined
   return typeof oneShot === 'function'
     ? (text) => oneShot('sha256', text, 'hex')
@@ -181,4 +200,6 @@ export const hashOf = (value: unknown): string => sha256Hex(canonicalJson(value)
  * every earlier version stored, so records in flight across an upgrade still match.
  */
 export const storedKey = (namespace: string, selection: unknown, tenant?: string): string =>
-  tenant === undefined || tenant === '' ? `${namespace}#${hashOf(selection)}` : `${namespace}#${encodeURIComponent(tenant)}#${hashOf(selection)}`
+  tenant === undefined || tenant === ''
+    ? `${namespace}#${hashOf(selection)}`
+    : `${namespace}#${encodeURIComponent(tenant)}#${hashOf(selection)}`

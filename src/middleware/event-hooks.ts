@@ -35,7 +35,10 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
   /** HTTP requests we refused in `before`, and what their client is told (see `onError`). */
   const refused = new WeakMap<MiddyRequest, { problem: ProblemDetails, headers: Record<string, string> }>()
 
-  /** A refusal to throw, once the answer an HTTP client gets for it is noted; `lease`: the one this request would hold. */
+  /**
+   * A refusal to throw, once the answer an HTTP client gets for it is noted; `lease`: the one this
+   * request would hold.
+   */
   const refusal = (request: MiddyRequest, error: unknown, lease?: Lease): unknown => {
     const problem = isHttpEvent(request.event) ? problemOf(error) : undefined
     if (problem !== undefined) refused.set(request, { problem, headers: retryAfterOf(error, lease) })
@@ -60,7 +63,9 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
   /** The stored response as this request gets it: marked as a replay for HTTP, then the user's hook. */
   const replayOf = async (request: MiddyRequest, key: string, stored: unknown): Promise<unknown> => {
     const response = isHttpEvent(request.event) ? markReplayed(stored) : stored
-    return options.responseHook === undefined ? response : await options.responseHook(response, { key, event: request.event })
+    return options.responseHook === undefined
+      ? response
+      : await options.responseHook(response, { key, event: request.event })
   }
 
   const before = async (request: MiddyRequest): Promise<unknown> => {
@@ -78,7 +83,8 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
       claims.set(request, admission)
       // docs/architecture.md: transact: the handler queues its DynamoDB writes here; they commit with the completion.
       if (typeof request.context === 'object' && request.context !== null) {
-        const idempotency: IdempotencyContext = { key, transact: queueTransact(config, key, admission.writes, () => !admission.settled) }
+        const transact = queueTransact(config, key, admission.writes, () => !admission.settled)
+        const idempotency: IdempotencyContext = { key, transact }
         Object.assign(request.context, { idempotency })
       }
       return undefined
@@ -99,7 +105,10 @@ export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection,
   const after = async (request: MiddyRequest): Promise<void> => {
     if (replayed.has(request)) {
       // Only Middy 5 gets here: it cannot respond early with `undefined`, so it ran the handler.
-      config.log.error({ message: 'idempotency: Middy 5 ran the handler of a duplicate whose stored result is undefined; return a value from the handler, or use Middy 6 or later' })
+      config.log.error({
+        message: 'idempotency: Middy 5 ran the handler of a duplicate whose stored result is undefined; ' +
+          'return a value from the handler, or use Middy 6 or later'
+      })
       return
     }
     const running = claims.get(request)

@@ -20,7 +20,10 @@ export interface IdempotencyMiddleware {
   onError: (request: IdempotencyRequest) => Promise<void>
 }
 
-/** The hooks of one family of events (a batch source, or whole events), which a request follows once `before` chose them. */
+/**
+ * The hooks of one family of events (a batch source, or whole events), which a request follows once
+ * `before` chose them.
+ */
 export interface Hooks {
   before: (request: MiddyRequest) => Promise<unknown>
   after: (request: MiddyRequest) => Promise<void>

@@ -46,7 +46,9 @@ export const watchErrors = (request: MiddyRequest): void => {
  *
  * @example
  * ```ts
- * const onError = async (request: MiddyRequest) => { await lifecycle.settle(running, rejected(originalError(request)), () => false) }
+ * const onError = async (request: MiddyRequest) => {
+ *   await lifecycle.settle(running, rejected(originalError(request)), () => false)
+ * }
  * ```
  */
 export const originalError = (request: MiddyRequest): unknown =>

@@ -22,7 +22,8 @@ export const isLogLevel = (value: unknown): value is LogLevel => typeof value ==
 
 /**
  * The level when the option is not given: Lambda's own application log level when the function
- * sets one (advanced logging controls: https://docs.aws.amazon.com/lambda/latest/dg/monitoring-cloudwatchlogs-advanced.html),
+ * sets one (advanced logging controls:
+ * https://docs.aws.amazon.com/lambda/latest/dg/monitoring-cloudwatchlogs-advanced.html),
  * then Powertools', else `info`.
  */
 export const defaultLogLevel = (env: Record<string, string | undefined> = process.env): LogLevel => {
@@ -96,13 +97,20 @@ export const levelOf = (kind: OutcomeKind): Level => LINES[kind][0]
 /** The one line an outcome is logged as (each failure once: nothing else logs it). */
 export const logOutcome = (log: Log, outcome: OutcomeReport): void => {
   const unclaimed = isUnclaimed(outcome)
-  const [level, said] = unclaimed ? [LINES['store-error'][0], `store error: not run, its claim failed; ${RETRIED}`] : LINES[outcome.kind]
+  const [level, said] = unclaimed
+    ? [LINES['store-error'][0], `store error: not run, its claim failed; ${RETRIED}`]
+    : LINES[outcome.kind]
   // A whole event (no record id) is no batch record that Lambda retries: say what its caller got.
-  const words = outcome.id !== undefined ? said : said.replace(RETRIED, unclaimed ? 'the caller got the error' : 'answered 409 (HTTP) or the error, not run')
+  const callerGot = unclaimed ? 'the caller got the error' : 'answered 409 (HTTP) or the error, not run'
+  const words = outcome.id !== undefined ? said : said.replace(RETRIED, callerGot)
   const { kind, error, ...fields } = outcome
   log[level]({ message: `idempotency: ${words}`, outcome: kind, ...fields, ...(error === undefined ? {} : { error }) })
 }
 
-/** A store error that kept the unit from being claimed: it has no lease to keep (one whose lost answer landed lapses like any). */
+/**
+ * A store error that kept the unit from being claimed: it has no lease to keep (one whose lost
+ * answer landed lapses like any).
+ */
 const isUnclaimed = (outcome: OutcomeReport): boolean =>
-  outcome.kind === 'store-error' && outcome.error instanceof IdempotencyStoreError && (outcome.error.operation === 'claim' || outcome.error.operation === 'read')
+  outcome.kind === 'store-error' && outcome.error instanceof IdempotencyStoreError &&
+  (outcome.error.operation === 'claim' || outcome.error.operation === 'read')

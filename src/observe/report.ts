@@ -23,7 +23,10 @@ export const kindOfRefusal = (error: unknown): OutcomeKind => {
 /** Where outcomes go: the log, and the `onOutcome` option (a unit's lifecycle config is one). */
 export interface Reporting { log: Log, onOutcome?: (outcome: OutcomeReport) => void }
 
-/** Whether an outcome of `kind` is read by anyone (the log at its level, or `onOutcome`): on a replayed batch, mostly not. */
+/**
+ * Whether an outcome of `kind` is read by anyone (the log at its level, or `onOutcome`): on a replayed
+ * batch, mostly not.
+ */
 export const isReported = (config: Reporting, kind: OutcomeKind): boolean =>
   config.onOutcome !== undefined || config.log.writes(levelOf(kind))
 

@@ -3,9 +3,10 @@ import { canonicalJson } from '../keys/selector.js'
 import { streamTraits, type BatchSource } from './source.js'
 
 /**
- * DynamoDB Streams (docs/architecture.md: the batch flow, sources). Order is kept per item (its `Keys`, marshalled or, after
- * `@middy/event-normalizer`, plain: either way equal keys give equal groups). Lambda resumes
- * from the lowest sequence number reported failed; streams count no deliveries.
+ * DynamoDB Streams (docs/architecture.md: the batch flow, sources). Order is kept per item (its
+ * `Keys`, marshalled or, after `@middy/event-normalizer`, plain: either way equal keys give equal
+ * groups). Lambda resumes from the lowest sequence number reported failed; streams count no
+ * deliveries.
  * https://docs.aws.amazon.com/lambda/latest/dg/services-ddb-batchfailurereporting.html
  */
 export const dynamodbStreams: BatchSource<DynamoDBRecord> = {
@@ -17,7 +18,8 @@ export const dynamodbStreams: BatchSource<DynamoDBRecord> = {
   identityName: 'a dynamodb.SequenceNumber',
   reportedAs: '<its dynamodb.SequenceNumber>',
   label: (record) => `record ${record.dynamodb?.SequenceNumber}`,
-  itemIdentifier: (record) => typeof record.dynamodb?.SequenceNumber === 'string' ? record.dynamodb.SequenceNumber : undefined,
+  itemIdentifier: (record) =>
+    typeof record.dynamodb?.SequenceNumber === 'string' ? record.dynamodb.SequenceNumber : undefined,
   orderingGroups: () => (record) => canonicalJson(record.dynamodb?.Keys ?? null),
   defaults: { key: 'eventID', payload: 'dynamodb' }
 }

@@ -19,9 +19,10 @@ export const kafka: BatchSource<MSKRecord> = {
   eventSource: 'aws:kafka',
   identityName: 'a topic, a partition and an offset',
   label: (record) => `record ${partitionOf(record)}@${record.offset}`,
-  itemIdentifier: (record) => typeof record?.topic === 'string' && Number.isSafeInteger(record.partition) && Number.isSafeInteger(record.offset)
-    ? `${partitionOf(record)}@${record.offset}`
-    : undefined,
+  itemIdentifier: (record) =>
+    typeof record?.topic === 'string' && Number.isSafeInteger(record.partition) && Number.isSafeInteger(record.offset)
+      ? `${partitionOf(record)}@${record.offset}`
+      : undefined,
   reportAs: (record) => ({ partition: partitionOf(record), offset: record.offset }),
   reportedAs: "{ partition: '<topic>-<partition>', offset: <its offset, a number> }",
   readReported: (identifier) => {
@@ -32,7 +33,10 @@ export const kafka: BatchSource<MSKRecord> = {
   },
   orderingGroups: () => partitionOf,
   // The record's place in the log; keyScope adds its cluster.
-  defaults: { key: (record) => ({ topic: record.topic, partition: record.partition, offset: record.offset }), payload: 'value' },
+  defaults: {
+    key: (record) => ({ topic: record.topic, partition: record.partition, offset: record.offset }),
+    payload: 'value'
+  },
   encoded: ['value'],
   layout: {
     field: 'records',
@@ -47,7 +51,8 @@ export const kafka: BatchSource<MSKRecord> = {
       return grouped
     }
   },
-  recognise: (event) => EVENT_SOURCES.includes((event as { eventSource?: string } | null | undefined)?.eventSource ?? ''),
+  recognise: (event) =>
+    EVENT_SOURCES.includes((event as { eventSource?: string } | null | undefined)?.eventSource ?? ''),
   keyScope: (event) => {
     const e = event as { eventSourceArn?: unknown, bootstrapServers?: unknown } | null | undefined
     const cluster = e?.eventSourceArn ?? e?.bootstrapServers

@@ -50,7 +50,9 @@ export const untakenBatchOf = (event: unknown): string | undefined => {
   if (Array.isArray(event)) {
     for (const record of event) {
       const name = (record as { eventSource?: unknown } | null)?.eventSource
-      if (typeof name === 'string' && Object.hasOwn(BATCH_EVENT_SOURCES, name)) return `an EventBridge Pipes batch of ${BATCH_EVENT_SOURCES[name]} records`
+      if (typeof name === 'string' && Object.hasOwn(BATCH_EVENT_SOURCES, name)) {
+        return `an EventBridge Pipes batch of ${BATCH_EVENT_SOURCES[name]} records`
+      }
     }
     return undefined
   }

@@ -26,7 +26,10 @@ export interface BatchSource<TRecord = any> {
    * or undefined when the source promises none. Asked once per batch, with every record.
    */
   orderingGroups: (records: readonly TRecord[]) => ((record: TRecord) => string) | undefined
-  /** Which delivery of the record this is (1 for the first, or when the source does not count), as `onFailure` is told. */
+  /**
+   * Which delivery of the record this is (1 for the first, or when the source does not count), as
+   * `onFailure` is told.
+   */
   attempt: (record: TRecord) => number
   /**
    * Read the batch's records in bulk before claiming them even on a first attempt. For
@@ -43,10 +46,17 @@ export interface BatchSource<TRecord = any> {
    * `"<topic>-<partition>"` to arrays): how to list them in delivery order, and how to put a
    * subset of them back in that shape. [`Records`]
    */
-  layout?: { field: string, list: (event: unknown) => unknown[] | undefined, shape: (records: readonly TRecord[]) => unknown }
+  layout?: {
+    field: string
+    list: (event: unknown) => unknown[] | undefined
+    shape: (records: readonly TRecord[]) => unknown
+  }
   /** Whether `event` is one of this source's, judged on the event itself (Kafka records carry no `eventSource`). */
   recognise?: (event: unknown) => boolean
-  /** What Lambda's `batchItemFailures` names the record by, when not its `itemIdentifier` text (Kafka: `{ partition, offset }`). */
+  /**
+   * What Lambda's `batchItemFailures` names the record by, when not its `itemIdentifier` text
+   * (Kafka: `{ partition, offset }`).
+   */
   reportAs?: (record: TRecord) => unknown
   /** A part of the default key that the event holds, not the record (a Kafka record's cluster). */
   keyScope?: (event: unknown) => string | undefined
@@ -72,7 +82,9 @@ export interface BatchSource<TRecord = any> {
  * What the streams (Kinesis, DynamoDB Streams, Kafka) have in common: they count no deliveries, so
  * every batch is read in bulk first, and Lambda takes their own `{ batchItemFailures }` answer.
  */
-export const streamTraits = { attempt: () => 1, alwaysRead: true, answer: 'native' } as const satisfies Partial<BatchSource>
+export const streamTraits = {
+  attempt: () => 1, alwaysRead: true, answer: 'native'
+} as const satisfies Partial<BatchSource>
 
 /** The event's `Records` array, or undefined when it has none. */
 export const recordsOf = (event: unknown): unknown[] | undefined => {
@@ -81,11 +93,13 @@ export const recordsOf = (event: unknown): unknown[] | undefined => {
 }
 
 /** The records of `event` as `source` lays them out, in delivery order; undefined when it holds none. */
-export const listOf = (source: BatchSource, event: unknown): unknown[] | undefined => source.layout?.list(event) ?? (source.layout === undefined ? recordsOf(event) : undefined)
+export const listOf = (source: BatchSource, event: unknown): unknown[] | undefined =>
+  source.layout?.list(event) ?? (source.layout === undefined ? recordsOf(event) : undefined)
 
 /** The field of the event that holds the records, and the value it holds for `records`. */
 export const fieldOf = (source: BatchSource): string => source.layout?.field ?? 'Records'
-export const shapeOf = (source: BatchSource, records: readonly unknown[]): unknown => source.layout === undefined ? [...records] : source.layout.shape(records)
+export const shapeOf = (source: BatchSource, records: readonly unknown[]): unknown =>
+  source.layout === undefined ? [...records] : source.layout.shape(records)
 
 /** The text of an `itemIdentifier` a handler reported (see `readReported`), or undefined when Lambda cannot read it. */
 export const reportedId = (source: BatchSource, identifier: unknown): string | undefined => {
@@ -94,4 +108,5 @@ export const reportedId = (source: BatchSource, identifier: unknown): string | u
 }
 
 /** What `batchItemFailures` names `record` by. */
-export const reportOf = (source: BatchSource, record: unknown): unknown => source.reportAs === undefined ? source.itemIdentifier(record) : source.reportAs(record)
+export const reportOf = (source: BatchSource, record: unknown): unknown =>
+  source.reportAs === undefined ? source.itemIdentifier(record) : source.reportAs(record)

@@ -4,7 +4,9 @@ import type { BatchSource } from './source.js'
 // A FIFO queue's name ends in .fifo. Standard "fair" queues carry a MessageGroupId too but
 // promise no order, so the group id alone only counts when the record has no source ARN.
 const isFifo = (record: SQSRecord): boolean =>
-  typeof record.eventSourceARN === 'string' ? record.eventSourceARN.endsWith('.fifo') : record.attributes?.MessageGroupId !== undefined
+  typeof record.eventSourceARN === 'string'
+    ? record.eventSourceARN.endsWith('.fifo')
+    : record.attributes?.MessageGroupId !== undefined
 
 /**
  * SQS (docs/architecture.md: the batch flow): a record is its `messageId`; a FIFO queue keeps order within a message

@@ -1,5 +1,7 @@
 import type { StoredError } from '../errors.js'
-import { isClaimable, type ClaimRecord, type IdempotencyRecord, type IdempotencyStore, type StoreLimits } from './store.js'
+import {
+  isClaimable, type ClaimRecord, type IdempotencyRecord, type IdempotencyStore, type StoreLimits
+} from './store.js'
 
 /**
  * An in-process store with the same semantics as `DynamoDBStore`: conditional claim,
@@ -16,9 +18,12 @@ import { isClaimable, type ClaimRecord, type IdempotencyRecord, type Idempotency
  * ```
  */
 export class MemoryStore implements IdempotencyStore {
-  /** None by default; give the production store's (`new MemoryStore({ limits: store.limits })`) to meet its refusals in tests. */
   /** Names the store in errors, whatever a minifier makes of the class's name. */
   readonly name = 'MemoryStore'
+  /**
+   * None by default; give the production store's (`new MemoryStore({ limits: store.limits })`) to meet its
+   * refusals in tests.
+   */
   readonly limits?: StoreLimits
   readonly #records = new Map<string, IdempotencyRecord>()
 
@@ -32,7 +37,11 @@ export class MemoryStore implements IdempotencyStore {
     this.#records.set(record.key, { ...record })
   }
 
-  async complete (key: string, leaseToken: string, outcome: { expiry: number, responseData?: string }): Promise<boolean> {
+  async complete (
+    key: string,
+    leaseToken: string,
+    outcome: { expiry: number, responseData?: string }
+  ): Promise<boolean> {
     return this.#settle(key, leaseToken, (held) => {
       const { error, ...rest } = held
       const next: IdempotencyRecord = { ...rest, status: 'COMPLETED', expiry: outcome.expiry }

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto'
-import { IdempotencyFailedError, IdempotencyInProgressError, IdempotencyPayloadMismatchError, IdempotencyStoreError } from '../errors.js'
+import {
+  IdempotencyFailedError, IdempotencyInProgressError, IdempotencyPayloadMismatchError, IdempotencyStoreError
+} from '../errors.js'
 import { asStoreError } from './stored-error.js'
 import { withinDeadline } from './deadline.js'
 import { isClaimable, type ClaimRecord, type IdempotencyRecord } from '../stores/store.js'
@@ -15,7 +17,12 @@ import { parseResponse } from './stored-result.js'
  * `standing` is that record when it was already read in bulk (see `IdempotencyStore.read`):
  * if it still protects the key, no write is made at all.
  */
-export const claim = async (config: LifecycleConfig, unit: Unit, lease: Lease, standing?: IdempotencyRecord): Promise<ClaimDecision> => {
+export const claim = async (
+  config: LifecycleConfig,
+  unit: Unit,
+  lease: Lease,
+  standing?: IdempotencyRecord
+): Promise<ClaimDecision> => {
   const leaseToken = tokenFor(unit, lease)
   const known = decideFromKnown(config, unit, lease, leaseToken, standing)
   if (known !== undefined) return known
@@ -36,7 +43,8 @@ export const claim = async (config: LifecycleConfig, unit: Unit, lease: Lease, s
     // Given up at the deadline, the claim may still land: the record then stands IN_PROGRESS
     // under our token until the lease (this invocation's deadline) lapses, and a redelivery
     // claims it after that. The unit never ran, so nothing runs twice; it is reported failed.
-    existing = await withinDeadline(config, 'claim', unit.key, async (bound) => await config.store.claim(record, cutoff, { ...bound, clockSkewMs: config.clockSkewMs }))
+    existing = await withinDeadline(config, 'claim', unit.key, async (bound) =>
+      await config.store.claim(record, cutoff, { ...bound, clockSkewMs: config.clockSkewMs }))
   } catch (error) {
     return { kind: 'rejected', error: asStoreError(error, 'claim', unit.key) }
   }
@@ -63,7 +71,12 @@ const carriesOn = (existing: IdempotencyRecord, leaseToken: string, lease: Lease
  * its key already decides (the local cache, or the bulk read of redeliveries). Its commit
  * makes the claim, so concurrent duplicates may both run and exactly one commits.
  */
-export const admit = (config: LifecycleConfig, unit: Unit, lease: Lease, standing?: IdempotencyRecord): ClaimDecision => {
+export const admit = (
+  config: LifecycleConfig,
+  unit: Unit,
+  lease: Lease,
+  standing?: IdempotencyRecord
+): ClaimDecision => {
   const leaseToken = tokenFor(unit, lease)
   return decideFromKnown(config, unit, lease, leaseToken, standing) ?? { kind: 'run', leaseToken, unclaimed: true }
 }
@@ -97,13 +110,16 @@ const decideFromKnown = (
   const cached = config.cache?.get(unit.key, lease.nowMs)
   if (cached !== undefined) return judge(config, unit, cached)
   // Another host's lease only counts as lapsed once it has been over for longer than the clock skew allowed.
-  if (standing !== undefined && !isClaimable(standing, lease.nowMs - config.clockSkewMs)) return judge(config, unit, standing)
+  if (standing !== undefined && !isClaimable(standing, lease.nowMs - config.clockSkewMs)) {
+    return judge(config, unit, standing)
+  }
   return undefined
 }
 
 /** What a record that protects the key means for this unit (no write is ever made here). */
 export const judge = (config: LifecycleConfig, unit: Unit, existing: IdempotencyRecord): ClaimDecision => {
-  if (unit.payloadHash !== undefined && existing.payloadHash !== undefined && unit.payloadHash !== existing.payloadHash) {
+  if (unit.payloadHash !== undefined && existing.payloadHash !== undefined &&
+    unit.payloadHash !== existing.payloadHash) {
     return { kind: 'rejected', error: new IdempotencyPayloadMismatchError(unit.key) }
   }
   switch (existing.status) {
@@ -113,13 +129,24 @@ export const judge = (config: LifecycleConfig, unit: Unit, existing: Idempotency
         config.cache?.remember(existing)
         return { kind: 'replay', response }
       } catch (error) {
-        return { kind: 'rejected', error: new IdempotencyStoreError('read', `the stored response of key ${unit.key} is not valid JSON`, { key: unit.key, cause: error }) }
+        return {
+          kind: 'rejected',
+          error: new IdempotencyStoreError('read', `the stored response of key ${unit.key} is not valid JSON`,
+            { key: unit.key, cause: error })
+        }
       }
     case 'FAILED':
-      return { kind: 'rejected', error: new IdempotencyFailedError(unit.key, existing.error ?? { name: 'Error', message: 'unknown' }) }
+      return {
+        kind: 'rejected',
+        error: new IdempotencyFailedError(unit.key, existing.error ?? { name: 'Error', message: 'unknown' })
+      }
     case 'IN_PROGRESS':
       return { kind: 'rejected', error: new IdempotencyInProgressError(unit.key, existing.inProgressExpiry) }
     default:
-      return { kind: 'rejected', error: new IdempotencyStoreError('read', `key ${unit.key} has an unknown status ${String(existing.status)}`, { key: unit.key }) }
+      return {
+        kind: 'rejected',
+        error: new IdempotencyStoreError('read', `key ${unit.key} has an unknown status ${String(existing.status)}`,
+          { key: unit.key })
+      }
   }
 }

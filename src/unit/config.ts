@@ -23,7 +23,10 @@ export interface LifecycleConfig {
   onOutcome?: (outcome: OutcomeReport) => void
   /** `effects: 'transact-only'`: batch records are not claimed before they run; their commit claims them. */
   transactOnly?: boolean
-  /** This invocation's bound on each store call (see `withinDeadline`); set per batch or event, never on the shared config. */
+  /**
+   * This invocation's bound on each store call (see `withinDeadline`); set per batch or event, never on
+   * the shared config.
+   */
   deadline?: StoreDeadline
 }
 

@@ -37,10 +37,16 @@ export const withDeadline = (config: LifecycleConfig, deadline: StoreDeadline | 
  *
  * @example
  * ```ts
- * const existing = await withinDeadline(config, 'claim', record.key, async (bound) => await config.store.claim(record, nowMs, bound))
+ * const existing = await withinDeadline(config, 'claim', record.key,
+ *   async (bound) => await config.store.claim(record, nowMs, bound))
  * ```
  */
-export const withinDeadline = async <T>(config: LifecycleConfig, operation: StoreOperation, key: string, call: (bound: StoreCallOptions) => Promise<T>): Promise<T> => {
+export const withinDeadline = async <T>(
+  config: LifecycleConfig,
+  operation: StoreOperation,
+  key: string,
+  call: (bound: StoreCallOptions) => Promise<T>
+): Promise<T> => {
   if (config.deadline === undefined) return await call({})
   const abort = new AbortController()
   const started = Date.now()
@@ -55,11 +61,16 @@ export const withinDeadline = async <T>(config: LifecycleConfig, operation: Stor
     const timer = setTimeout(() => {
       const waited = Date.now() - started
       const error = new IdempotencyStoreError(operation,
-        `${operation} of key ${key} did not answer within ${waited} ms (the invocation's deadline less timeoutMarginMs); given up so that Lambda gets its answer in time, the request may still land`,
+        `${operation} of key ${key} did not answer within ${waited} ms ` +
+        "(the invocation's deadline less timeoutMarginMs); " +
+        'given up so that Lambda gets its answer in time, the request may still land',
         { key })
       abort.abort(error)
       reject(error)
     }, budget)
-    pending.then((value) => { clearTimeout(timer); resolve(value) }, (error: unknown) => { clearTimeout(timer); reject(error) })
+    pending.then(
+      (value) => { clearTimeout(timer); resolve(value) },
+      (error: unknown) => { clearTimeout(timer); reject(error) }
+    )
   })
 }

@@ -34,7 +34,8 @@ export const durableExecutionMaxMs = (invokedBy?: 'event-source-mapping'): numbe
  * ```
  */
 export const durableExecutionOf = (context: unknown): string | undefined => {
-  const arn = (context as { executionContext?: { durableExecutionArn?: unknown } } | undefined)?.executionContext?.durableExecutionArn
+  const arn = (context as { executionContext?: { durableExecutionArn?: unknown } } | undefined)
+    ?.executionContext?.durableExecutionArn
   return typeof arn === 'string' && arn !== '' ? arn : undefined
 }
 

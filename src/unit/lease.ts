@@ -24,7 +24,9 @@ export const leaseFor = (context: unknown, now: () => number, invokedBy?: 'event
   const nowMs = now()
   const owner = durableExecutionOf(context)
   if (owner !== undefined) {
-    return { nowMs, until: nowMs + durableExecutionMaxMs(invokedBy), owner, invocation: invocationOf(context as object) }
+    return {
+      nowMs, until: nowMs + durableExecutionMaxMs(invokedBy), owner, invocation: invocationOf(context as object)
+    }
   }
   const ms = remainingMs(context) ?? LAMBDA_MAX_TIMEOUT_MS
   return { nowMs, until: nowMs + (Number.isFinite(ms) ? Math.max(0, ms) : LAMBDA_MAX_TIMEOUT_MS) }
@@ -42,7 +44,9 @@ export const deadlineWithin = (context: unknown, marginMs: number): boolean => {
 /** `getRemainingTimeInMillis()` of the Lambda context, or undefined without one. */
 export const remainingMs = (context: unknown): number | undefined => {
   // Read three times per record (each store call's budget, the timeout judgement): no array, no closure.
-  if (typeof (context as WithDeadline)?.getRemainingTimeInMillis === 'function') return (context as Required<NonNullable<WithDeadline>>).getRemainingTimeInMillis()
+  if (typeof (context as WithDeadline)?.getRemainingTimeInMillis === 'function') {
+    return (context as Required<NonNullable<WithDeadline>>).getRemainingTimeInMillis()
+  }
   // Middy 7's durable execution mode keeps the Lambda context under `lambdaContext`.
   const inner = (context as { lambdaContext?: WithDeadline } | undefined)?.lambdaContext
   return typeof inner?.getRemainingTimeInMillis === 'function' ? inner.getRemainingTimeInMillis() : undefined

@@ -25,7 +25,11 @@ export const toStoredError = (error: unknown): StoredError => {
   const name = error instanceof Error ? String(error.name) : 'Error'
   const message = error instanceof Error ? String(error.message) : typeof error === 'string' ? error : safeString(error)
   const code = (error as { code?: unknown } | null | undefined)?.code
-  return { name: cut(name, MAX_NAME), message: cut(message, MAX_MESSAGE), ...(typeof code === 'string' ? { code: cut(code, MAX_NAME) } : {}) }
+  return {
+    name: cut(name, MAX_NAME),
+    message: cut(message, MAX_MESSAGE),
+    ...(typeof code === 'string' ? { code: cut(code, MAX_NAME) } : {})
+  }
 }
 
 const safeString = (value: unknown): string => {
@@ -36,4 +40,5 @@ const safeString = (value: unknown): string => {
 export const asStoreError = (error: unknown, operation: StoreOperation, key: string): IdempotencyError =>
   error instanceof IdempotencyError
     ? error
-    : new IdempotencyStoreError(operation, `${operation} of key ${key} failed: ${errorMessage(error)}`, { key, cause: error })
+    : new IdempotencyStoreError(operation, `${operation} of key ${key} failed: ${errorMessage(error)}`,
+        { key, cause: error })

@@ -1,10 +1,10 @@
 /**
  * Results are stored as the text `JSON.stringify` makes of them and replayed with `JSON.parse`
- * (docs/architecture.md: results and edges). That text is also what Lambda itself sends back for a result (API Gateway, a
- * direct invoke), so a replay answers what the first delivery answered: a `Date` is its ISO
- * string, `NaN` and `Infinity` are `null`, a `Map` or `Set` is `{}`, a class instance is its own
- * enumerable properties, and functions, symbols and `undefined` are left out of objects and are
- * `null` in arrays.
+ * (docs/architecture.md: results and edges). That text is also what Lambda itself sends back for a
+ * result (API Gateway, a direct invoke), so a replay answers what the first delivery answered: a
+ * `Date` is its ISO string, `NaN` and `Infinity` are `null`, a `Map` or `Set` is `{}`, a class
+ * instance is its own enumerable properties, and functions, symbols and `undefined` are left out of
+ * objects and are `null` in arrays.
  *
  * Refused, because JSON has no text for them at all (the work is then kept FAILED, never re-run):
  * - a Promise or any other thenable anywhere in the result: `JSON.stringify` would store `{}`
@@ -30,12 +30,18 @@ export const serialiseResponse = (value: unknown, maxBytes = Infinity): Serialis
     return { ok: false, ...explainFailure(value, error) }
   }
   if (json === undefined) {
-    const what = typeof value === 'function' || typeof value === 'symbol' ? `a ${typeof value}` : 'undefined once its toJSON ran'
+    const what = typeof value === 'function' || typeof value === 'symbol'
+      ? `a ${typeof value}`
+      : 'undefined once its toJSON ran'
     return { ok: false, problem: `$ is ${what}, for which JSON has no text` }
   }
   if (maxBytes !== Infinity) {
     const bytes = Buffer.byteLength(json)
-    if (bytes > maxBytes) return { ok: false, problem: `it is ${bytes} bytes of JSON, more than the ${maxBytes} the store keeps in a record` }
+    if (bytes > maxBytes) {
+      return {
+        ok: false, problem: `it is ${bytes} bytes of JSON, more than the ${maxBytes} the store keeps in a record`
+      }
+    }
   }
   return { ok: true, json }
 }
@@ -43,7 +49,8 @@ export const serialiseResponse = (value: unknown, maxBytes = Infinity): Serialis
 export const parseResponse = (json: string | undefined): unknown => json === undefined ? undefined : JSON.parse(json)
 
 const isThenable = (value: unknown): boolean =>
-  value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as { then?: unknown }).then === 'function'
+  value !== null && (typeof value === 'object' || typeof value === 'function') &&
+  typeof (value as { then?: unknown }).then === 'function'
 
 /** A replacer sees every value after its `toJSON`: a thenable there is work not finished. */
 const refuseThenables = (_key: string, value: unknown): unknown => {
@@ -57,7 +64,10 @@ const explainFailure = (value: unknown, error: unknown): { problem: string, caus
     const problem = findUnstorable(value, '', '$', new Set())
     if (problem !== undefined) return { problem, cause: error }
   } catch (thrown) {
-    if (thrown instanceof ToJsonError) return { problem: `${thrown.path}: toJSON threw: ${(thrown.cause as Error)?.message ?? String(thrown.cause)}`, cause: thrown.cause }
+    if (thrown instanceof ToJsonError) {
+      const message = (thrown.cause as Error)?.message ?? String(thrown.cause)
+      return { problem: `${thrown.path}: toJSON threw: ${message}`, cause: thrown.cause }
+    }
   }
   return { problem: `JSON.stringify failed: ${(error as Error)?.message ?? String(error)}`, cause: error }
 }
@@ -84,7 +94,9 @@ const findUnstorable = (input: unknown, name: string, path: string, seen: Set<ob
     }
   }
   if (typeof value === 'bigint' || value instanceof BigInt) return `${path} is a BigInt, which JSON cannot represent`
-  if (isThenable(value)) return `${path} is a Promise (or thenable): its work had not finished when the result was returned`
+  if (isThenable(value)) {
+    return `${path} is a Promise (or thenable): its work had not finished when the result was returned`
+  }
   if (value === null || typeof value !== 'object') return undefined
   if (seen.has(value)) return `${path} is a circular reference`
   seen.add(value)

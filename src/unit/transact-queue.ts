@@ -14,7 +14,12 @@ export const transactRefusal = (writes: readonly unknown[]): Error | undefined =
  * store's own rules and limits) so that the mistake is named at its line. `open()` is false
  * once the work has returned: later writes could not be part of its commit.
  */
-export const queueTransact = (config: LifecycleConfig, key: string | undefined, writes: unknown[], open: () => boolean) => (...items: unknown[]): void => {
+export const queueTransact = (
+  config: LifecycleConfig,
+  key: string | undefined,
+  writes: unknown[],
+  open: () => boolean
+) => (...items: unknown[]): void => {
   if (!open()) throw new IdempotencyConfigError('transact was called after the work had returned: nothing was queued')
   try {
     queue(config, key, writes, items)
@@ -32,12 +37,16 @@ const queue = (config: LifecycleConfig, key: string | undefined, writes: unknown
   items.forEach((item, i) => {
     const problem = store.checkWrite?.(item)
     if (problem !== undefined) {
-      throw new IdempotencyTransactError(`transact entry ${writes.length + i} is not an entry ${storeName(config)} can write: ${problem}`, { key, entry: writes.length + i, code: 'ValidationError' })
+      throw new IdempotencyTransactError(
+        `transact entry ${writes.length + i} is not an entry ${storeName(config)} can write: ${problem}`,
+        { key, entry: writes.length + i, code: 'ValidationError' })
     }
   })
   const maxWrites = store.limits?.transaction?.maxWrites
   if (maxWrites !== undefined && writes.length + items.length > maxWrites) {
-    throw new IdempotencyTransactError(`transact: ${writes.length + items.length} writes for one unit of work, more than the ${maxWrites} that fit in one transaction with its completion; nothing will be written`,
+    throw new IdempotencyTransactError(
+      `transact: ${writes.length + items.length} writes for one unit of work, ` +
+      `more than the ${maxWrites} that fit in one transaction with its completion; nothing will be written`,
       { key, code: 'TooManyItems' })
   }
   writes.push(...items)

@@ -52,7 +52,9 @@ export const makeIdempotent = <TArgs extends unknown[], TResult>(
   const selection: Selection = {
     namespace: resolved.namespace,
     key: selectorOf(options.key, 'key'),
-    keyName: typeof options.key === 'string' ? `key path "${options.key}"` : options.key === undefined ? 'the first argument' : 'the key function',
+    keyName: typeof options.key === 'string'
+      ? `key path "${options.key}"`
+      : options.key === undefined ? 'the first argument' : 'the key function',
     ...(options.payload === false ? {} : { payload: selectorOf(options.payload, 'payload') })
   }
   // Without a Lambda context and without `leaseSeconds`: the longest a Lambda function runs.

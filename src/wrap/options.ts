@@ -8,7 +8,11 @@ import type { FailurePolicy, IdempotencyLogger, IdempotencyStore, LogLevel, Outc
  *
  * @example
  * ```ts
- * const options: MakeIdempotentOptions<[order: { id: string }]> = { store: new MemoryStore(), key: 'id', leaseSeconds: 60 }
+ * const options: MakeIdempotentOptions<[order: { id: string }]> = {
+ *   store: new MemoryStore(),
+ *   key: 'id',
+ *   leaseSeconds: 60
+ * }
  * ```
  */
 export interface MakeIdempotentOptions<TArgs extends unknown[] = unknown[]> {
@@ -27,9 +31,15 @@ export interface MakeIdempotentOptions<TArgs extends unknown[] = unknown[]> {
   payload?: string | ((...args: TArgs) => unknown) | false
   /** How long a COMPLETED or FAILED record protects the key, in seconds. [3600] */
   expiresAfterSeconds?: number
-  /** What a failure of `fn` does to the record: `'delete'` (the next call runs), `'fail'` (kept FAILED), or a function deciding. [`'delete'`] */
+  /**
+   * What a failure of `fn` does to the record: `'delete'` (the next call runs), `'fail'` (kept FAILED),
+   * or a function deciding. [`'delete'`]
+   */
   onFailure?: FailurePolicy
-  /** Put before every stored key, so two functions never share keys. [`AWS_LAMBDA_FUNCTION_NAME`, else `'middy-idempotency'`] */
+  /**
+   * Put before every stored key, so two functions never share keys. [`AWS_LAMBDA_FUNCTION_NAME`, else
+   * `'middy-idempotency'`]
+   */
   namespace?: string
   /**
    * How long a call holds its key while it runs, in seconds, when no Lambda context is among the
@@ -43,16 +53,23 @@ export interface MakeIdempotentOptions<TArgs extends unknown[] = unknown[]> {
   logger?: IdempotencyLogger | false
   /** The least level logged. [`AWS_LAMBDA_LOG_LEVEL`, else `POWERTOOLS_LOG_LEVEL`, else `'info'`] */
   logLevel?: LogLevel
-  /** How far this host's clock may be behind others', in milliseconds: a lapsed lease is taken over only this much later. [0] */
+  /**
+   * How far this host's clock may be behind others', in milliseconds: a lapsed lease is taken over only
+   * this much later. [0]
+   */
   clockSkewMs?: number
   /** The clock, epoch milliseconds (tests). [`Date.now`] */
   now?: () => number
 }
 
-const OPTION_NAMES = ['store', 'key', 'payload', 'expiresAfterSeconds', 'onFailure', 'namespace', 'leaseSeconds', 'onOutcome', 'logger', 'logLevel',
-  'clockSkewMs', 'now'] as const satisfies ReadonlyArray<keyof MakeIdempotentOptions>
+const OPTION_NAMES = [
+  'store', 'key', 'payload', 'expiresAfterSeconds', 'onFailure', 'namespace', 'leaseSeconds', 'onOutcome', 'logger',
+  'logLevel', 'clockSkewMs', 'now'
+] as const satisfies ReadonlyArray<keyof MakeIdempotentOptions>
 // Fails to compile when an option is added to MakeIdempotentOptions but not to the list above.
-const everyOptionListed: Exclude<keyof MakeIdempotentOptions, (typeof OPTION_NAMES)[number]> extends never ? true : never = true
+const everyOptionListed: Exclude<keyof MakeIdempotentOptions, (typeof OPTION_NAMES)[number]> extends never
+  ? true
+  : never = true
 void everyOptionListed
 
 /**
@@ -61,17 +78,22 @@ void everyOptionListed
  * (`leaseSeconds` aside), defaults applied.
  */
 export const checkOptions = (options: MakeIdempotentOptions<any>): ResolvedOptions => {
-  if (options === null || typeof options !== 'object') throw new IdempotencyConfigError('makeIdempotent: options are required ({ store })')
+  if (options === null || typeof options !== 'object') {
+    throw new IdempotencyConfigError('makeIdempotent: options are required ({ store })')
+  }
   refuseUnknownOptions('makeIdempotent', options, OPTION_NAMES)
   const { leaseSeconds, ...shared } = options
   let resolved: ResolvedOptions
   try {
     resolved = resolveOptions(shared)
   } catch (error) {
-    if (error instanceof IdempotencyConfigError) throw new IdempotencyConfigError(error.message.replace(/^idempotency:/, 'makeIdempotent:'))
+    if (error instanceof IdempotencyConfigError) {
+      throw new IdempotencyConfigError(error.message.replace(/^idempotency:/, 'makeIdempotent:'))
+    }
     throw error
   }
-  if (leaseSeconds !== undefined && !(typeof leaseSeconds === 'number' && Number.isFinite(leaseSeconds) && leaseSeconds > 0)) {
+  const isPositiveNumber = typeof leaseSeconds === 'number' && Number.isFinite(leaseSeconds) && leaseSeconds > 0
+  if (leaseSeconds !== undefined && !isPositiveNumber) {
     throw new IdempotencyConfigError('makeIdempotent: leaseSeconds must be a positive number')
   }
   return resolved

@@ -27,10 +27,17 @@ export interface PickRequest {
 /** The warehouse's answer; stored, and replayed when the record comes back. */
 export type Handled = { orderId: string, pickTicket: string } | { skipped: string }
 
+export interface PickOptions {
+  /** Middy's signal: aborts when the invocation is about to time out. */
+  signal: AbortSignal
+  /** The record's stored idempotency key, for the warehouse to deduplicate on as well. */
+  idempotencyKey?: string
+}
+
 export interface StreamConsumerDependencies {
   store: IdempotencyStore
   /** Asks the warehouse to pick an order; throws when it cannot be reached. */
-  pick: (request: PickRequest, options: { signal: AbortSignal, idempotencyKey?: string }) => Promise<{ pickTicket: string }>
+  pick: (request: PickRequest, options: PickOptions) => Promise<{ pickTicket: string }>
   /** Lost leases, store faults and records reported failed. [`console`] */
   logger?: IdempotencyLogger | false
   /** Prefix of the stored keys. [`AWS_LAMBDA_FUNCTION_NAME`] */
@@ -67,17 +74,25 @@ export const createHandler = ({ store, pick, logger, namespace }: StreamConsumer
       const request = pickRequestOf(record)
       // Updates and deletes of orders are not the warehouse's business here; they complete too,
       // so that a retry of the batch does not look at them again.
-      if (request === undefined) return { skipped: `${record.eventName ?? 'change'} ${record.dynamodb?.SequenceNumber ?? ''}`.trim() }
+      if (request === undefined) {
+        return { skipped: `${record.eventName ?? 'change'} ${record.dynamodb?.SequenceNumber ?? ''}`.trim() }
+      }
       const { pickTicket } = await pick(request, { signal, ...(key === undefined ? {} : { idempotencyKey: key }) })
       return { orderId: request.orderId, pickTicket }
     }))
 
 /** The warehouse service of the deployed function. */
-const pickAtWarehouse = async (request: PickRequest, { signal, idempotencyKey }: { signal: AbortSignal, idempotencyKey?: string }): Promise<{ pickTicket: string }> => {
+const pickAtWarehouse = async (
+  request: PickRequest,
+  { signal, idempotencyKey }: PickOptions
+): Promise<{ pickTicket: string }> => {
   const response = await fetch(`${process.env.WAREHOUSE_URL ?? 'https://warehouse.invalid'}/picks`, {
     method: 'POST',
     signal,
-    headers: { 'content-type': 'application/json', ...(idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey }) },
+    headers: {
+      'content-type': 'application/json',
+      ...(idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey })
+    },
     body: JSON.stringify(request)
   })
   const answer = await response.json() as { ticket?: string }

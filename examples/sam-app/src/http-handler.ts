@@ -48,7 +48,9 @@ const httpResponses = (): middy.MiddlewareObj<APIGatewayProxyEventV2> => ({
 const parseRequest = (event: APIGatewayProxyEventV2): PaymentRequest => {
   try {
     const body = JSON.parse(event.body ?? '') as Partial<PaymentRequest>
-    if (Number.isSafeInteger(body.amount) && typeof body.currency === 'string' && typeof body.cardToken === 'string') return body as PaymentRequest
+    if (Number.isSafeInteger(body.amount) && typeof body.currency === 'string' && typeof body.cardToken === 'string') {
+      return body as PaymentRequest
+    }
   } catch {}
   throw new BadRequestError('expected a JSON body with amount, currency and cardToken')
 }

@@ -31,7 +31,8 @@ export interface KafkaConsumerDependencies {
 }
 
 /** Kafka delivers `value` base64-encoded, as the producer wrote it. */
-export const paymentOf = (record: MSKRecord): Payment => JSON.parse(Buffer.from(record.value, 'base64').toString('utf8')) as Payment
+export const paymentOf = (record: MSKRecord): Payment =>
+  JSON.parse(Buffer.from(record.value, 'base64').toString('utf8')) as Payment
 
 export const createHandler = ({ store, charge, logger, namespace }: KafkaConsumerDependencies) =>
   middy<MSKEvent>({ timeoutEarlyInMillis: 1000 })
@@ -57,4 +58,7 @@ const chargeWithGateway: KafkaConsumerDependencies['charge'] = async (payment, {
   return { chargeId: body.id }
 }
 
-export const handler = createHandler({ store: new DynamoDBStore({ tableName: process.env.IDEMPOTENCY_TABLE ?? 'IdempotencyStore' }), charge: chargeWithGateway })
+export const handler = createHandler({
+  store: new DynamoDBStore({ tableName: process.env.IDEMPOTENCY_TABLE ?? 'IdempotencyStore' }),
+  charge: chargeWithGateway
+})

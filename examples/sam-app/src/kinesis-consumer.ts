@@ -73,14 +73,20 @@ export const createHandler = ({ store, post, logger, namespace }: KinesisConsume
 
 /** The ledger service of the deployed function. */
 const postToLedger = async (movement: Movement, { signal, idempotencyKey }: LedgerOptions): Promise<Posting> => {
-  const response = await fetch(`${process.env.LEDGER_URL ?? 'https://ledger.invalid'}/accounts/${encodeURIComponent(movement.accountId)}/entries`, {
+  const ledgerUrl = process.env.LEDGER_URL ?? 'https://ledger.invalid'
+  const response = await fetch(`${ledgerUrl}/accounts/${encodeURIComponent(movement.accountId)}/entries`, {
     method: 'POST',
     signal,
-    headers: { 'content-type': 'application/json', ...(idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey }) },
+    headers: {
+      'content-type': 'application/json',
+      ...(idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey })
+    },
     body: JSON.stringify({ reference: movement.movementId, amount: movement.amount })
   })
   const answer = await response.json() as { id?: string, balance?: number }
-  if (!response.ok || typeof answer.id !== 'string' || typeof answer.balance !== 'number') throw new Error(`ledger answered ${response.status}`)
+  if (!response.ok || typeof answer.id !== 'string' || typeof answer.balance !== 'number') {
+    throw new Error(`ledger answered ${response.status}`)
+  }
   return { movementId: movement.movementId, entryId: answer.id, balance: answer.balance }
 }
 

@@ -17,7 +17,9 @@ import middy from '@middy/core'
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
 import { idempotency, perRecord } from 'middy-idempotency/batch'
-import { IdempotencyTransactError, type IdempotencyLogger, type IdempotencyStore, type OutcomeReport, type TransactItem } from 'middy-idempotency'
+import {
+  IdempotencyTransactError, type IdempotencyLogger, type IdempotencyStore, type OutcomeReport, type TransactItem
+} from 'middy-idempotency'
 import { DynamoDBStore, transactions } from 'middy-idempotency/dynamodb'
 
 /** The message body the shop sends when a customer checks out. */
@@ -37,13 +39,19 @@ export interface PlacedOrder {
 }
 
 export interface OrderConsumerDependencies {
-  /** A `DynamoDBStore` built with `transactions`: `transact` commits through it (a `MemoryStore` refuses `transact`). */
+  /**
+   * A `DynamoDBStore` built with `transactions`: `transact` commits through it (a `MemoryStore`
+   * refuses `transact`).
+   */
   store: IdempotencyStore
   /** Orders, by `orderId` (S). */
   ordersTable: string
   /** Stock, by `sku` (S), with numbers `available` and `reserved`. */
   stockTable: string
-  /** Told of every record reported failed to SQS, when it ran. [nothing: the middleware logs failures, without the body] */
+  /**
+   * Told of every record reported failed to SQS, when it ran. [nothing: the middleware logs failures,
+   * without the body]
+   */
   logFailedRecord?: (reason: unknown, record: SQSRecord) => void
   /** Lost leases, store faults and records refused without running. [`console`] */
   logger?: IdempotencyLogger | false
@@ -69,7 +77,11 @@ const parseOrder = (record: SQSRecord): Order => {
  * refuses an order id that exists already; entry 1 refuses a reservation the stock cannot
  * cover (a sku that is not stocked has no `available`, so it is refused too).
  */
-export const orderWrites = (order: Order, placedAt: string, tables: { ordersTable: string, stockTable: string }): TransactItem[] => [
+export const orderWrites = (
+  order: Order,
+  placedAt: string,
+  tables: { ordersTable: string, stockTable: string }
+): TransactItem[] => [
   {
     Put: {
       TableName: tables.ordersTable,
@@ -94,7 +106,9 @@ export const refusedBecause = (error: IdempotencyTransactError): string =>
     ? `${error.code}`
     : error.entry === 0 ? 'the order exists already' : error.entry === 1 ? 'not enough stock' : 'a condition failed'
 
-export const createHandler = ({ store, ordersTable, stockTable, logFailedRecord, logger, onOutcome, namespace, now = Date.now }: OrderConsumerDependencies) =>
+export const createHandler = ({
+  store, ordersTable, stockTable, logFailedRecord, logger, onOutcome, namespace, now = Date.now
+}: OrderConsumerDependencies) =>
   middy<SQSEvent>({ timeoutEarlyInMillis: 1000 })
     // First, so that its `after` runs last and turns the per-record results into batchItemFailures.
     // Its default logger prints every failed record, body included: the middleware logs failures without it.
@@ -107,7 +121,8 @@ export const createHandler = ({ store, ordersTable, stockTable, logFailedRecord,
       // retry it and SQS moves the message to the dead-letter queue (a back-order process can
       // take it from there). Anything else (a TransactionConflict with another order for the
       // same sku, throttling) is released, and SQS's redelivery tries again.
-      onFailure: (error) => error instanceof IdempotencyTransactError && error.code === 'ConditionalCheckFailed' ? 'fail' : 'delete',
+      onFailure: (error) =>
+        error instanceof IdempotencyTransactError && error.code === 'ConditionalCheckFailed' ? 'fail' : 'delete',
       expiresAfterSeconds: 24 * 3600,
       timeoutMarginMs: 1000,
       ...(namespace === undefined ? {} : { namespace }),

@@ -31,7 +31,11 @@ export interface OutcomeMetricsOptions {
 }
 
 /** An `onOutcome` hook that prints the outcomes told together as EMF lines, right after. */
-export const outcomeMetrics = ({ namespace, service, print = (line) => { console.log(line) } }: OutcomeMetricsOptions): (outcome: OutcomeReport) => void => {
+export const outcomeMetrics = ({
+  namespace,
+  service,
+  print = (line) => { console.log(line) }
+}: OutcomeMetricsOptions): (outcome: OutcomeReport) => void => {
   const seen = new Map<OutcomeKind, number[]>()
 
   const onOutcome = (outcome: OutcomeReport): void => {

@@ -57,11 +57,17 @@ export interface ConsumerDependencies {
   store: IdempotencyStore
   /** Charges the card. Throws `CardDeclinedError` for a refusal, anything else for a fault. */
   charge: (payment: Payment, options: ChargeOptions) => Promise<Receipt>
-  /** Told of every record reported failed to SQS, when it ran. [nothing: the middleware logs failures, without the body] */
+  /**
+   * Told of every record reported failed to SQS, when it ran. [nothing: the middleware logs failures,
+   * without the body]
+   */
   logFailedRecord?: (reason: unknown, record: SQSRecord) => void
   /** Lost leases, store faults and records refused without running. [`console`] */
   logger?: IdempotencyLogger | false
-  /** Told what became of each record, with the error when it did not complete (`outcome-metrics.ts` makes metrics of it). */
+  /**
+   * Told what became of each record, with the error when it did not complete (`outcome-metrics.ts`
+   * makes metrics of it).
+   */
   onOutcome?: (outcome: OutcomeReport) => void
   /** Prefix of the stored keys. [`AWS_LAMBDA_FUNCTION_NAME`] */
   namespace?: string
@@ -71,14 +77,16 @@ export interface ConsumerDependencies {
 
 const parsePayment = (record: SQSRecord): Payment => {
   const payment = JSON.parse(record.body) as Partial<Payment>
-  if (typeof payment.paymentId !== 'string' || !Number.isSafeInteger(payment.amount) || typeof payment.currency !== 'string' ||
-    typeof payment.cardToken !== 'string') {
+  if (typeof payment.paymentId !== 'string' || !Number.isSafeInteger(payment.amount) ||
+    typeof payment.currency !== 'string' || typeof payment.cardToken !== 'string') {
     throw new Error(`message ${record.messageId} is not a payment`)
   }
   return payment as Payment
 }
 
-export const createHandler = ({ store, charge, logFailedRecord, logger, onOutcome, namespace, timeoutEarlyInMillis = 1000 }: ConsumerDependencies) => {
+export const createHandler = ({
+  store, charge, logFailedRecord, logger, onOutcome, namespace, timeoutEarlyInMillis = 1000
+}: ConsumerDependencies) => {
   // Early enough to write what became of every record and answer before Lambda's deadline.
   return middy<SQSEvent>({ timeoutEarlyInMillis })
     // First in the chain, so its `after` runs last: it turns the per-record results that
@@ -117,7 +125,10 @@ export const createHandler = ({ store, charge, logFailedRecord, logger, onOutcom
  * Middy times out; the payment is then released and charged again on the redelivery, under
  * the same key, which the gateway answers with the first charge. (redis-consumer.ts uses it too.)
  */
-export const chargeWithGateway = async (payment: Payment, { signal, idempotencyKey }: ChargeOptions): Promise<Receipt> => {
+export const chargeWithGateway = async (
+  payment: Payment,
+  { signal, idempotencyKey }: ChargeOptions
+): Promise<Receipt> => {
   const response = await fetch(`${process.env.CARD_GATEWAY_URL ?? 'https://gateway.invalid'}/charges`, {
     method: 'POST',
     signal,

@@ -12,7 +12,8 @@ import type { AttributeNames } from './types.js'
 export const checkedRecordOf = (n: AttributeNames, item: Item): IdempotencyRecord | string => {
   const key = item[n.keyAttr]?.S
   const problem = notOurs(n, item, key)
-  return problem === undefined ? recordOf(n, item) : `${problem}${key === undefined ? '' : lookalike(key, item[n.statusAttr]?.S)}`
+  if (problem === undefined) return recordOf(n, item)
+  return `${problem}${key === undefined ? '' : lookalike(key, item[n.statusAttr]?.S)}`
 }
 
 /**
@@ -25,15 +26,28 @@ const notOurs = (n: AttributeNames, item: Item, key: string | undefined): string
   const shape = keyProblem(key)
   if (shape !== undefined) return shape
   const status = item[n.statusAttr]
-  if (status?.S === undefined) return status === undefined ? `it has no status attribute '${n.statusAttr}' (statusAttr)` : `its status attribute '${n.statusAttr}' (statusAttr) is not a string`
-  if (!isRecordStatus(status.S)) return `its status ${JSON.stringify(status.S)} is none of ${RECORD_STATUSES.join(', ')}`
+  if (status?.S === undefined) {
+    return status === undefined
+      ? `it has no status attribute '${n.statusAttr}' (statusAttr)`
+      : `its status attribute '${n.statusAttr}' (statusAttr) is not a string`
+  }
+  if (!isRecordStatus(status.S)) {
+    return `its status ${JSON.stringify(status.S)} is none of ${RECORD_STATUSES.join(', ')}`
+  }
   if (!isNumber(item[n.expiryAttr])) return `it has no number attribute '${n.expiryAttr}' (expiryAttr)`
   if (status.S === 'IN_PROGRESS') {
-    if (!isNumber(item[n.inProgressExpiryAttr])) return `it is IN_PROGRESS with no number attribute '${n.inProgressExpiryAttr}' (inProgressExpiryAttr)`
-    if (item[n.leaseTokenAttr]?.S === undefined) return `it is IN_PROGRESS with no string attribute '${n.leaseTokenAttr}' (leaseTokenAttr)`
+    if (!isNumber(item[n.inProgressExpiryAttr])) {
+      return `it is IN_PROGRESS with no number attribute '${n.inProgressExpiryAttr}' (inProgressExpiryAttr)`
+    }
+    if (item[n.leaseTokenAttr]?.S === undefined) {
+      return `it is IN_PROGRESS with no string attribute '${n.leaseTokenAttr}' (leaseTokenAttr)`
+    }
   }
-  if (item[n.leaseTokenAttr]?.S === undefined) return `it is ${status.S} with no string attribute '${n.leaseTokenAttr}' (leaseTokenAttr)`
+  if (item[n.leaseTokenAttr]?.S === undefined) {
+    return `it is ${status.S} with no string attribute '${n.leaseTokenAttr}' (leaseTokenAttr)`
+  }
   return undefined
 }
 
-const isNumber = (value: Item[string] | undefined): boolean => value?.N !== undefined && Number.isFinite(Number(value.N))
+const isNumber = (value: Item[string] | undefined): boolean =>
+  value?.N !== undefined && Number.isFinite(Number(value.N))

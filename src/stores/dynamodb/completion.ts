@@ -7,8 +7,11 @@ import type { AttributeNames } from './types.js'
  * requires IN_PROGRESS).
  */
 export const completionUpdate = (n: AttributeNames, outcome: { expiry: number, responseData?: string }) => ({
-  UpdateExpression: 'SET #status = :completed, #expiry = :expiry' + (outcome.responseData === undefined ? ' REMOVE #data, #error' : ', #data = :data REMOVE #error'),
-  ExpressionAttributeNames: { '#status': n.statusAttr, '#expiry': n.expiryAttr, '#data': n.responseDataAttr, '#error': n.errorAttr },
+  UpdateExpression: 'SET #status = :completed, #expiry = :expiry' +
+    (outcome.responseData === undefined ? ' REMOVE #data, #error' : ', #data = :data REMOVE #error'),
+  ExpressionAttributeNames: {
+    '#status': n.statusAttr, '#expiry': n.expiryAttr, '#data': n.responseDataAttr, '#error': n.errorAttr
+  },
   ExpressionAttributeValues: {
     ':completed': { S: 'COMPLETED' },
     ':expiry': { N: String(outcome.expiry) },
@@ -19,11 +22,19 @@ export const completionUpdate = (n: AttributeNames, outcome: { expiry: number, r
 /** The update that makes a claimed record FAILED with its error: `fail`'s, alone or grouped. */
 export const failureUpdate = (n: AttributeNames, outcome: { expiry: number, error: StoredError }) => ({
   UpdateExpression: 'SET #status = :status, #expiry = :expiry, #error = :error REMOVE #data',
-  ExpressionAttributeNames: { '#status': n.statusAttr, '#expiry': n.expiryAttr, '#error': n.errorAttr, '#data': n.responseDataAttr },
+  ExpressionAttributeNames: {
+    '#status': n.statusAttr, '#expiry': n.expiryAttr, '#error': n.errorAttr, '#data': n.responseDataAttr
+  },
   ExpressionAttributeValues: {
     ':status': { S: 'FAILED' },
     ':expiry': { N: String(outcome.expiry) },
-    ':error': { M: { name: { S: outcome.error.name }, message: { S: outcome.error.message }, ...(outcome.error.code === undefined ? {} : { code: { S: outcome.error.code } }) } }
+    ':error': {
+      M: {
+        name: { S: outcome.error.name },
+        message: { S: outcome.error.message },
+        ...(outcome.error.code === undefined ? {} : { code: { S: outcome.error.code } })
+      }
+    }
   }
 })
 

@@ -49,7 +49,10 @@ const KEY_TYPE = 'S'
  * const { created } = await createTable(new DynamoDBStore({ tableName: 'IdempotencyStore' }))
  * ```
  */
-export const createTable = async (store: DynamoDBStore, options: CreateTableOptions = {}): Promise<CreateTableResult> => {
+export const createTable = async (
+  store: DynamoDBStore,
+  options: CreateTableOptions = {}
+): Promise<CreateTableResult> => {
   const access = tableAccessOf(store)
   if (access === undefined) throw new IdempotencyConfigError('createTable takes a DynamoDBStore')
   const { client, tableName, names } = access
@@ -58,7 +61,8 @@ export const createTable = async (store: DynamoDBStore, options: CreateTableOpti
       return await send()
     } catch (error) {
       const { name = 'Error', message = String(error) } = (error ?? {}) as { name?: string, message?: string }
-      throw new IdempotencyStoreError('read', `${request} on table ${tableName} failed: ${name}: ${message}`, { cause: error })
+      throw new IdempotencyStoreError('read', `${request} on table ${tableName} failed: ${name}: ${message}`,
+        { cause: error })
     }
   }
   let table = await describe(client, tableName, call)
@@ -70,14 +74,21 @@ export const createTable = async (store: DynamoDBStore, options: CreateTableOpti
   const differences = keyDifferences(table, names)
   if (differences.length > 0) throw mismatch(tableName, differences)
   await untilActive(client, tableName, table, options, call)
-  const ttl = await call('DescribeTimeToLive', async () => (await client.send('DescribeTimeToLive', { TableName: tableName }))?.TimeToLiveDescription)
+  const ttl = await call('DescribeTimeToLive', async () =>
+    (await client.send('DescribeTimeToLive', { TableName: tableName }))?.TimeToLiveDescription)
   const status = ttl?.TimeToLiveStatus ?? 'DISABLED'
   const on = status === 'ENABLED' || status === 'ENABLING'
   if (on && ttl?.AttributeName !== names.expiryAttr) {
-    throw mismatch(tableName, [`its TTL is on attribute ${String(ttl?.AttributeName)}, not on expiryAttr '${names.expiryAttr}': set expiryAttr: '${String(ttl?.AttributeName)}' if it holds epoch seconds`])
+    throw mismatch(tableName, [
+      `its TTL is on attribute ${String(ttl?.AttributeName)}, not on expiryAttr '${names.expiryAttr}': ` +
+      `set expiryAttr: '${String(ttl?.AttributeName)}' if it holds epoch seconds`
+    ])
   }
   // DynamoDB refuses to turn TTL on while it is being turned off; said, not waited for (it can take an hour).
-  if (status === 'DISABLING') throw mismatch(tableName, [`its TTL is being disabled (DISABLING): enable it on '${names.expiryAttr}' once that is done`])
+  if (status === 'DISABLING') {
+    throw mismatch(tableName,
+      [`its TTL is being disabled (DISABLING): enable it on '${names.expiryAttr}' once that is done`])
+  }
   if (!on) {
     await call('UpdateTimeToLive', async () => await client.send('UpdateTimeToLive', {
       TableName: tableName, TimeToLiveSpecification: { AttributeName: names.expiryAttr, Enabled: true }
@@ -129,27 +140,45 @@ const keyDifferences = (table: TableDescription | undefined, names: AttributeNam
     if (name === undefined) return undefined
     return `${name} (${table?.AttributeDefinitions?.find((a) => a.AttributeName === name)?.AttributeType ?? '?'})`
   }
-  const want = (name: string | undefined): string | undefined => name === undefined ? undefined : `${name} (${KEY_TYPE})`
+  const want = (name: string | undefined): string | undefined =>
+    name === undefined ? undefined : `${name} (${KEY_TYPE})`
   const out: string[] = []
   const partition = key('HASH')
-  if (partition !== want(names.keyAttr)) out.push(`its partition key is ${partition ?? 'none'}, the store's is keyAttr ${want(names.keyAttr) ?? ''}`)
+  if (partition !== want(names.keyAttr)) {
+    out.push(`its partition key is ${partition ?? 'none'}, the store's is keyAttr ${want(names.keyAttr) ?? ''}`)
+  }
   const sort = key('RANGE')
   if (sort !== want(names.sortKeyAttr)) {
-    out.push(`its sort key is ${sort ?? 'none'}, the store's is ${names.sortKeyAttr === undefined ? 'none (sortKeyAttr not set)' : `sortKeyAttr ${want(names.sortKeyAttr) ?? ''}`}`)
+    const storeSort = names.sortKeyAttr === undefined
+      ? 'none (sortKeyAttr not set)'
+      : `sortKeyAttr ${want(names.sortKeyAttr) ?? ''}`
+    out.push(`its sort key is ${sort ?? 'none'}, the store's is ${storeSort}`)
   }
   return out
 }
 
 const mismatch = (tableName: string, differences: string[]): IdempotencyConfigError =>
-  new IdempotencyConfigError(`table ${tableName} exists with another schema than the store's: ${differences.join('; ')}. Nothing was changed`)
+  new IdempotencyConfigError(
+    `table ${tableName} exists with another schema than the store's: ${differences.join('; ')}. Nothing was changed`)
 
 /** Resolves once the table is ACTIVE (a new table is CREATING for a few seconds on AWS, none on DynamoDB Local). */
-const untilActive = async (client: DynamoDBWire, tableName: string, table: TableDescription | undefined, options: CreateTableOptions, call: Call): Promise<void> => {
+const untilActive = async (
+  client: DynamoDBWire,
+  tableName: string,
+  table: TableDescription | undefined,
+  options: CreateTableOptions,
+  call: Call
+): Promise<void> => {
   const deadline = Date.now() + (options.waitMs ?? 300_000)
   let status = table?.TableStatus
   while (status !== 'ACTIVE') {
-    if (status !== 'CREATING' && status !== 'UPDATING') throw new IdempotencyStoreError('read', `table ${tableName} is ${String(status)}, not ACTIVE`)
-    if (Date.now() > deadline) throw new IdempotencyStoreError('read', `table ${tableName} was still ${status} after ${options.waitMs ?? 300_000} ms`)
+    if (status !== 'CREATING' && status !== 'UPDATING') {
+      throw new IdempotencyStoreError('read', `table ${tableName} is ${String(status)}, not ACTIVE`)
+    }
+    if (Date.now() > deadline) {
+      throw new IdempotencyStoreError('read',
+        `table ${tableName} was still ${status} after ${options.waitMs ?? 300_000} ms`)
+    }
     await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 1000))
     status = (await describe(client, tableName, call))?.TableStatus
   }

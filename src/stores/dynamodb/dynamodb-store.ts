@@ -1,5 +1,9 @@
-import { IdempotencyConfigError, type IdempotencyStoreError, type StoredError, type StoreOperation } from '../../errors.js'
-import type { ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, IdempotencyStore, StoreCallOptions, StoreLimits } from '../store.js'
+import {
+  IdempotencyConfigError, type IdempotencyStoreError, type StoredError, type StoreOperation
+} from '../../errors.js'
+import type {
+  ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, IdempotencyStore, StoreCallOptions, StoreLimits
+} from '../store.js'
 import { ATTRIBUTES, GROUPED_CONCURRENCY, LIMITS, OPTION_NAMES } from './store-options.js'
 import { definedOptions, refuseUnknownOptions } from '../../unknown-options.js'
 import { storeErrorOf } from './errors.js'
@@ -9,9 +13,14 @@ import { tableFit, type TableFit } from './table-check.js'
 import { refuseSharedAttributes } from './attribute-names.js'
 import { claimCondition } from './claim-condition.js'
 import { completionUpdate, failureUpdate, leaseFence } from './completion.js'
-import { groupedClaim, groupedFenced, GroupedWrites, warnPartiQLRefused, type Grouped, type StatementAnswer } from './grouped.js'
+import {
+  groupedClaim, groupedFenced, GroupedWrites, warnPartiQLRefused, type Grouped, type StatementAnswer
+} from './grouped.js'
 import { Statements, type Statement } from './statements.js'
-import type { AttributeNames, DynamoDBAwsLiteClient, DynamoDBSender, DynamoDBStoreOptions, DynamoDBTransactions, TransactItem } from './types.js'
+import type {
+  AttributeNames, CommitTarget, DynamoDBAwsLiteClient, DynamoDBSender, DynamoDBStoreOptions, DynamoDBTransactions,
+  TransactItem
+} from './types.js'
 import { loadSdk, wireOf, type DynamoDBWire } from './wire.js'
 
 export type { DynamoDBAwsLiteClient, DynamoDBSender, DynamoDBStoreOptions }
@@ -54,7 +63,9 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
    * With `transactions`: one `TransactWriteItems` of the writes and the completion (see
    * `IdempotencyStore.commit`). Absent without it: `transact` is then refused.
    */
-  declare readonly commit?: (key: string, leaseToken: string, outcome: CommitOutcome, writes: readonly TransactItem[], claim?: { nowMs: number }, options?: StoreCallOptions) => Promise<CommitResult>
+  declare readonly commit?: (key: string, leaseToken: string, outcome: CommitOutcome, writes: readonly TransactItem[],
+    claim?: { nowMs: number }, options?: StoreCallOptions) => Promise<CommitResult>
+
   /** With `transactions`: why `write` is not a `TransactWriteItems` entry, or undefined. */
   declare readonly checkWrite?: (write: unknown) => string | undefined
 
@@ -81,7 +92,8 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     this.limits = groupWrites ? { ...LIMITS, concurrency: GROUPED_CONCURRENCY } : LIMITS
     if (transactions !== undefined) {
       if (typeof transactions?.commit !== 'function' || typeof transactions.checkWrite !== 'function') {
-        throw new IdempotencyConfigError("DynamoDBStore: transactions must be the transactions exported by 'middy-idempotency/dynamodb'")
+        throw new IdempotencyConfigError(
+          "DynamoDBStore: transactions must be the transactions exported by 'middy-idempotency/dynamodb'")
       }
       // Installed only when given, so that the transaction writer is bundled by its users alone.
       this.commit = this.#committing(transactions)
@@ -93,7 +105,15 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     return async (key, leaseToken, outcome, writes, claim, options) => {
       try {
         await this.#fit.ready()
-        return await transactions.commit({ client: this.#client, tableName: this.tableName, key: this.#keyOf(key), names: this.#names, fromItem: (item) => this.#fromItem(item), ...abortable(options) }, leaseToken, outcome, writes, claim)
+        const target: CommitTarget = {
+          client: this.#client,
+          tableName: this.tableName,
+          key: this.#keyOf(key),
+          names: this.#names,
+          fromItem: (item) => this.#fromItem(item),
+          ...abortable(options)
+        }
+        return await transactions.commit(target, leaseToken, outcome, writes, claim)
       } catch (error) {
         throw await this.#storeError('commit', key, error)
       }
@@ -103,26 +123,33 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
   async claim (record: ClaimRecord, nowMs: number, options?: StoreCallOptions): Promise<IdempotencyRecord | undefined> {
     try {
       await this.#fit.ready()
-      return await this.#write(record.key, () => groupedClaim(this.#statements, (item) => this.#fromItem(item), record, nowMs), async () => await this.#claimAlone(record, nowMs, options), options)
+      return await this.#write(record.key,
+        () => groupedClaim(this.#statements, (item) => this.#fromItem(item), record, nowMs),
+        async () => await this.#claimAlone(record, nowMs, options), options)
     } catch (error) {
       throw await this.#storeError('claim', record.key, error)
     }
   }
 
-  async complete (key: string, leaseToken: string, outcome: { expiry: number, responseData?: string }, options?: StoreCallOptions): Promise<boolean> {
-    const { UpdateExpression, ExpressionAttributeNames, ExpressionAttributeValues } = completionUpdate(this.#names, outcome)
+  async complete (key: string, leaseToken: string, outcome: { expiry: number, responseData?: string },
+    options?: StoreCallOptions): Promise<boolean> {
+    const { UpdateExpression, ExpressionAttributeNames, ExpressionAttributeValues } =
+      completionUpdate(this.#names, outcome)
     return await this.#fenced('complete', key, leaseToken, () => this.#statements.complete(key, leaseToken, outcome),
       UpdateExpression, ExpressionAttributeNames, ExpressionAttributeValues, options)
   }
 
-  async fail (key: string, leaseToken: string, outcome: { expiry: number, error: StoredError }, options?: StoreCallOptions): Promise<boolean> {
-    const { UpdateExpression, ExpressionAttributeNames, ExpressionAttributeValues } = failureUpdate(this.#names, outcome)
+  async fail (key: string, leaseToken: string, outcome: { expiry: number, error: StoredError },
+    options?: StoreCallOptions): Promise<boolean> {
+    const { UpdateExpression, ExpressionAttributeNames, ExpressionAttributeValues } =
+      failureUpdate(this.#names, outcome)
     return await this.#fenced('fail', key, leaseToken, () => this.#statements.fail(key, leaseToken, outcome),
       UpdateExpression, ExpressionAttributeNames, ExpressionAttributeValues, options)
   }
 
   async release (key: string, leaseToken: string, options?: StoreCallOptions): Promise<boolean> {
-    return await this.#fenced('release', key, leaseToken, () => this.#statements.release(key, leaseToken), undefined, {}, {}, options)
+    return await this.#fenced('release', key, leaseToken, () => this.#statements.release(key, leaseToken),
+      undefined, {}, {}, options)
   }
 
   async read (keys: readonly string[], options?: StoreCallOptions): Promise<Map<string, IdempotencyRecord>> {
@@ -151,7 +178,8 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
   }
 
   /** The claim's conditional PutItem: a refused claim returns the record in the way (ALL_OLD). */
-  async #claimAlone (record: ClaimRecord, nowMs: number, options: StoreCallOptions | undefined): Promise<IdempotencyRecord | undefined> {
+  async #claimAlone (record: ClaimRecord, nowMs: number,
+    options: StoreCallOptions | undefined): Promise<IdempotencyRecord | undefined> {
     try {
       await this.#client.send('PutItem', {
         TableName: this.tableName,
@@ -168,18 +196,20 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
   }
 
   /** Complete, fail or release: one statement grouped with others, or its single-item request. */
-  async #fenced (operation: 'complete' | 'fail' | 'release', key: string, leaseToken: string, statement: () => Statement,
-    update: string | undefined, names: Record<string, string>, values: Item, options: StoreCallOptions | undefined): Promise<boolean> {
+  async #fenced (operation: 'complete' | 'fail' | 'release', key: string, leaseToken: string,
+    statement: () => Statement, update: string | undefined, names: Record<string, string>, values: Item,
+    options: StoreCallOptions | undefined): Promise<boolean> {
     try {
-      return await this.#write(key, () => groupedFenced(statement(), operation === 'release'), async () => await this.#fencedAlone(key, leaseToken, update, names, values, options), options)
+      return await this.#write(key, () => groupedFenced(statement(), operation === 'release'),
+        async () => await this.#fencedAlone(key, leaseToken, update, names, values, options), options)
     } catch (error) {
       throw await this.#storeError(operation, key, error)
     }
   }
 
   /** The fenced UpdateItem (or DeleteItem, without `update`): false when the lease token no longer holds the record. */
-  async #fencedAlone (key: string, leaseToken: string, update: string | undefined, names: Record<string, string>, values: Item,
-    options: StoreCallOptions | undefined): Promise<boolean> {
+  async #fencedAlone (key: string, leaseToken: string, update: string | undefined, names: Record<string, string>,
+    values: Item, options: StoreCallOptions | undefined): Promise<boolean> {
     const fence = leaseFence(this.#names, leaseToken)
     const common = {
       TableName: this.tableName,
@@ -200,7 +230,8 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
   }
 
   /** A write grouped with the others made beside it, or alone (grouping off, or not allowed to the role). */
-  async #write<T> (key: string, grouped: () => Grouped<T>, alone: () => Promise<T>, options: StoreCallOptions | undefined): Promise<T> {
+  async #write<T> (key: string, grouped: () => Grouped<T>, alone: () => Promise<T>,
+    options: StoreCallOptions | undefined): Promise<T> {
     if (this.#grouped?.active !== true) return await alone()
     return await this.#grouped.write(key, grouped(), alone, options)
   }
@@ -208,7 +239,8 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
   #groupedWrites (): GroupedWrites {
     return new GroupedWrites({
       execute: async (statements, signal) => {
-        const output = await this.#client.send('BatchExecuteStatement', { Statements: statements }, { signal }) as { Responses?: StatementAnswer[] }
+        const output = await this.#client.send('BatchExecuteStatement', { Statements: statements }, { signal }) as
+          { Responses?: StatementAnswer[] }
         return output.Responses ?? []
       },
       refused: (error) => { warnPartiQLRefused(this.tableName, error) }
@@ -227,7 +259,8 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     return recordOf(this.#names, item)
   }
 
-  async #storeError (operation: StoreOperation, key: string | undefined, error: unknown): Promise<IdempotencyStoreError> {
+  async #storeError (operation: StoreOperation, key: string | undefined,
+    error: unknown): Promise<IdempotencyStoreError> {
     return storeErrorOf(this.tableName, operation, key, error, await this.#fit.explain(error))
   }
 }

@@ -16,12 +16,20 @@ const ACTION: Record<StoreOperation, string> = {
  * A failed DynamoDB request as an `IdempotencyStoreError` that says what to do about it: the
  * table that is missing, the IAM action the role lacks, the key schema the table should have.
  */
-export const storeErrorOf = (tableName: string, operation: StoreOperation, key: string | undefined, error: unknown, explained?: string): IdempotencyStoreError => {
+export const storeErrorOf = (
+  tableName: string,
+  operation: StoreOperation,
+  key: string | undefined,
+  error: unknown,
+  explained?: string
+): IdempotencyStoreError => {
   const { name, message = String(error) } = (error ?? {}) as { name?: string, message?: string }
   const why = explained ?? (name === 'ResourceNotFoundException'
     ? `table ${tableName} does not exist (or is not ACTIVE) in this account and region`
     : name === 'AccessDeniedException' || name === 'UnrecognizedClientException'
       ? `access denied: the function's role needs ${ACTION[operation]} on table ${tableName} (${message})`
       : errorText(error))
-  return new IdempotencyStoreError(operation, `${operation} on table ${tableName}${key === undefined ? '' : ` for key ${key}`} failed: ${why}`, { key, cause: error })
+  const forKey = key === undefined ? '' : ` for key ${key}`
+  return new IdempotencyStoreError(operation, `${operation} on table ${tableName}${forKey} failed: ${why}`,
+    { key, cause: error })
 }

@@ -49,7 +49,8 @@ export interface GroupedSender {
 }
 
 /** An error DynamoDB answers when the role lacks an action, for a whole request or one statement. */
-const isAccessDenied = (code: string | undefined): boolean => code === 'AccessDeniedException' || code === 'AccessDenied'
+const isAccessDenied = (code: string | undefined): boolean =>
+  code === 'AccessDeniedException' || code === 'AccessDenied'
 
 /**
  * The grouped writes of one store. `active` turns false for the life of the instance once
@@ -65,7 +66,12 @@ export class GroupedWrites {
   constructor (private readonly sender: GroupedSender) {}
 
   /** `grouped`'s answer, sent with the calls made beside it; `alone` when grouping is off or not allowed. */
-  async write<T> (key: string, grouped: Grouped<T>, alone: () => Promise<T>, options: StoreCallOptions | undefined): Promise<T> {
+  async write<T> (
+    key: string,
+    grouped: Grouped<T>,
+    alone: () => Promise<T>,
+    options: StoreCallOptions | undefined
+  ): Promise<T> {
     if (!this.active) return await alone()
     const { signal, invocation } = options ?? {}
     let burst = invocation === undefined ? this.#shared : this.#bursts.get(invocation)
@@ -156,7 +162,10 @@ export class GroupedWrites {
   }
 }
 
-/** How many times a grouped claim inserts again a key whose record vanished before its takeover, before claiming alone. */
+/**
+ * How many times a grouped claim inserts again a key whose record vanished before its takeover, before
+ * claiming alone.
+ */
 const MAX_VANISHED = 2
 
 /**
@@ -170,7 +179,9 @@ export const groupedClaim = (statements: Statements, fromItem: (item: Item) => I
   statement: statements.insert(record),
   answer: (response) => response.Error === undefined
     ? { value: undefined }
-    : response.Error.Code === 'DuplicateItem' ? { next: takeover(statements, fromItem, record, nowMs, vanished) } : 'alone'
+    : response.Error.Code === 'DuplicateItem'
+      ? { next: takeover(statements, fromItem, record, nowMs, vanished) }
+      : 'alone'
 })
 
 const takeover = (statements: Statements, fromItem: (item: Item) => IdempotencyRecord, record: ClaimRecord,
@@ -196,12 +207,15 @@ export const groupedFenced = (statement: Statement, release: boolean): Grouped<b
 })
 
 /** The IAM actions grouped writes need, named by the warning when the role lacks them. */
-const PARTIQL_ACTIONS = 'dynamodb:PartiQLInsert, dynamodb:PartiQLUpdate, dynamodb:PartiQLDelete and dynamodb:PartiQLSelect'
+const PARTIQL_ACTIONS =
+  'dynamodb:PartiQLInsert, dynamodb:PartiQLUpdate, dynamodb:PartiQLDelete and dynamodb:PartiQLSelect'
 
 /** The one warning of a store whose role may not run PartiQL statements. */
 export const warnPartiQLRefused = (tableName: string, error: unknown): void => {
   const message = error as { Message?: string, message?: string } | undefined
   process.emitWarning(`DynamoDBStore: the function's role may not run PartiQL statements on table ${tableName} ` +
-    `(${message?.message ?? message?.Message ?? 'access denied'}): writes are sent one item a request for the life of this instance. ` +
-    `Allow ${PARTIQL_ACTIONS} on the table to group a batch's writes, or set groupWrites: false.`, { code: 'MIDDY_IDEMPOTENCY_PARTIQL' })
+    `(${message?.message ?? message?.Message ?? 'access denied'}): ` +
+    'writes are sent one item a request for the life of this instance. ' +
+    `Allow ${PARTIQL_ACTIONS} on the table to group a batch's writes, or set groupWrites: false.`,
+  { code: 'MIDDY_IDEMPOTENCY_PARTIQL' })
 }

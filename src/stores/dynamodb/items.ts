@@ -41,6 +41,12 @@ export const recordOf = (n: AttributeNames, item: Item): IdempotencyRecord => {
   const data = item[n.responseDataAttr]?.S
   if (data !== undefined) record.responseData = data
   const error = item[n.errorAttr]?.M
-  if (error !== undefined) record.error = { name: error.name?.S ?? 'Error', message: error.message?.S ?? '', ...(error.code?.S === undefined ? {} : { code: error.code.S }) }
+  if (error !== undefined) {
+    record.error = {
+      name: error.name?.S ?? 'Error',
+      message: error.message?.S ?? '',
+      ...(error.code?.S === undefined ? {} : { code: error.code.S })
+    }
+  }
   return record
 }

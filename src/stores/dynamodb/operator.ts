@@ -1,6 +1,8 @@
 import type { ScanCommandInput, ScanCommandOutput } from '@aws-sdk/client-dynamodb'
 import { IdempotencyConfigError, IdempotencyStoreError, type StoreOperation } from '../../errors.js'
-import { inspectFrom, listFrom, releaseFrom, type ListOptions, type RecordView, type ReleaseOptions, type ReleaseResult } from '../operator/records.js'
+import {
+  inspectFrom, listFrom, releaseFrom, type ListOptions, type RecordView, type ReleaseOptions, type ReleaseResult
+} from '../operator/records.js'
 import type { ExpectedRecord, RecordPage, RecordTable } from '../operator/table.js'
 import type { RecordStatus } from '../store.js'
 import { tableAccessOf, type TableAccess } from './access.js'
@@ -23,16 +25,29 @@ const SCHEMA_PROBE_KEY = 'middy-idempotency key schema check'
 /** The store's records as the operator functions see them (internal: for them and the tests). */
 export const recordTable = (store: DynamoDBStore): RecordTable => {
   const access = tableAccessOf(store)
-  if (access === undefined) throw new IdempotencyConfigError('the operator functions of middy-idempotency/dynamodb take a DynamoDBStore')
+  if (access === undefined) {
+    throw new IdempotencyConfigError('the operator functions of middy-idempotency/dynamodb take a DynamoDBStore')
+  }
   const { client, tableName, names: n, sortKeyValue } = access
   // A key of the wrong shape is said as the store says it (the table's schema, the option to set).
-  const failed = async (operation: StoreOperation, request: string, key: string | undefined, error: unknown): Promise<IdempotencyStoreError> => {
+  const failed = async (
+    operation: StoreOperation,
+    request: string,
+    key: string | undefined,
+    error: unknown
+  ): Promise<IdempotencyStoreError> => {
     const { name = 'Error', message = String(error) } = (error ?? {}) as { name?: string, message?: string }
-    const why = isKeySchemaMismatch(error) ? await explainKeySchemaMismatch(client, tableName, n, error) : `${name}: ${message}`
-    return new IdempotencyStoreError(operation, `${request} on table ${tableName}${key === undefined ? '' : ` for key ${key}`} failed: ${why}`, { ...(key === undefined ? {} : { key }), cause: error })
+    const why = isKeySchemaMismatch(error)
+      ? await explainKeySchemaMismatch(client, tableName, n, error)
+      : `${name}: ${message}`
+    const forKey = key === undefined ? '' : ` for key ${key}`
+    return new IdempotencyStoreError(operation, `${request} on table ${tableName}${forKey} failed: ${why}`,
+      { ...(key === undefined ? {} : { key }), cause: error })
   }
-  const getItem = async (key: string): Promise<Item | undefined> =>
-    (await client.send('GetItem', { TableName: tableName, Key: keyItem(n, sortKeyValue, key), ConsistentRead: true }) as { Item?: Item }).Item
+  const getItem = async (key: string): Promise<Item | undefined> => {
+    const request = { TableName: tableName, Key: keyItem(n, sortKeyValue, key), ConsistentRead: true }
+    return (await client.send('GetItem', request) as { Item?: Item }).Item
+  }
   const read = async (key: string): Promise<Item | undefined> => {
     try {
       return await getItem(key)
@@ -47,20 +62,35 @@ export const recordTable = (store: DynamoDBStore): RecordTable => {
       const item = await read(key)
       if (item === undefined) return undefined
       const record = checkedRecordOf(n, item)
-      if (typeof record === 'string') throw new IdempotencyStoreError('read', `${key} is not a middy-idempotency record: ${record}`, { key })
+      if (typeof record === 'string') {
+        throw new IdempotencyStoreError('read', `${key} is not a middy-idempotency record: ${record}`, { key })
+      }
       return record
     },
     deleteIf: async (key, expected) => {
-      if (!deletable(expected)) throw new IdempotencyConfigError(`only an IN_PROGRESS or FAILED record, or a COMPLETED one by its token, is ever deleted, not ${String(expected.status)}`)
-      // The status set and a numeric expiry in the condition too: whatever was read, nothing but a record of ours is deleted.
-      const values: Item = { ':status': { S: expected.status }, ':inProgress': { S: 'IN_PROGRESS' }, ':failed': { S: 'FAILED' }, ':completed': { S: 'COMPLETED' }, ':number': { S: 'N' } }
-      let condition = '#status IN (:inProgress, :failed, :completed) AND #status = :status AND attribute_type(#expiry, :number) AND '
+      if (!deletable(expected)) {
+        throw new IdempotencyConfigError('only an IN_PROGRESS or FAILED record, or a COMPLETED one by its token, ' +
+          `is ever deleted, not ${String(expected.status)}`)
+      }
+      // The status set and a numeric expiry in the condition too: whatever was read, nothing but a
+      // record of ours is deleted.
+      const values: Item = {
+        ':status': { S: expected.status },
+        ':inProgress': { S: 'IN_PROGRESS' },
+        ':failed': { S: 'FAILED' },
+        ':completed': { S: 'COMPLETED' },
+        ':number': { S: 'N' }
+      }
+      let condition = '#status IN (:inProgress, :failed, :completed) AND #status = :status ' +
+        'AND attribute_type(#expiry, :number) AND '
       if (expected.leaseToken === undefined) condition += 'attribute_not_exists(#token)'
       else {
         condition += '#token = :token'
         values[':token'] = { S: expected.leaseToken }
       }
-      const attributeNames: Record<string, string> = { '#status': n.statusAttr, '#token': n.leaseTokenAttr, '#expiry': n.expiryAttr }
+      const attributeNames: Record<string, string> = {
+        '#status': n.statusAttr, '#token': n.leaseTokenAttr, '#expiry': n.expiryAttr
+      }
       if (expected.leaseLapsedBefore !== undefined) {
         condition += ' AND #lease < :before'
         attributeNames['#lease'] = n.inProgressExpiryAttr
@@ -68,7 +98,11 @@ export const recordTable = (store: DynamoDBStore): RecordTable => {
       }
       try {
         await client.send('DeleteItem', {
-          TableName: tableName, Key: keyItem(n, sortKeyValue, key), ConditionExpression: condition, ExpressionAttributeNames: attributeNames, ExpressionAttributeValues: values
+          TableName: tableName,
+          Key: keyItem(n, sortKeyValue, key),
+          ConditionExpression: condition,
+          ExpressionAttributeNames: attributeNames,
+          ExpressionAttributeValues: values
         })
         return true
       } catch (error) {
@@ -91,8 +125,12 @@ const deletable = (expected: ExpectedRecord): boolean =>
  * filter's key attributes against the table's schema (a sort key the table lacks just matches
  * nothing), so one GetItem of a key no record has checks the schema first.
  */
-async function* scan ({ client, tableName, names: n, sortKeyValue }: TableAccess, { status, pageSize }: { status?: string, pageSize?: number },
-  getItem: (key: string) => Promise<unknown>, failed: (error: unknown) => Promise<Error>): AsyncIterable<RecordPage> {
+async function* scan (
+  { client, tableName, names: n, sortKeyValue }: TableAccess,
+  { status, pageSize }: { status?: string, pageSize?: number },
+  getItem: (key: string) => Promise<unknown>,
+  failed: (error: unknown) => Promise<Error>
+): AsyncIterable<RecordPage> {
   try {
     await getItem(SCHEMA_PROBE_KEY)
   } catch (error) {
@@ -148,7 +186,8 @@ async function* scan ({ client, tableName, names: n, sortKeyValue }: TableAccess
  * const stuck = await listRecords(new DynamoDBStore({ tableName: 'IdempotencyStore' }), { status: 'IN_PROGRESS' })
  * ```
  */
-export const listRecords = async (store: DynamoDBStore, options: ListOptions = {}): Promise<RecordView[]> => await listFrom(recordTable(store), options)
+export const listRecords = async (store: DynamoDBStore, options: ListOptions = {}): Promise<RecordView[]> =>
+  await listFrom(recordTable(store), options)
 
 /**
  * One record: status, expiry, lease, payload hash, and a preview of its result or error; undefined when there is none.
@@ -158,7 +197,11 @@ export const listRecords = async (store: DynamoDBStore, options: ListOptions = {
  * const record = await inspectRecord(store, 'orders-consumer#9f86d081884c7d65…')
  * ```
  */
-export const inspectRecord = async (store: DynamoDBStore, key: string, options: { now?: () => number, previewChars?: number } = {}): Promise<RecordView | undefined> =>
+export const inspectRecord = async (
+  store: DynamoDBStore,
+  key: string,
+  options: { now?: () => number, previewChars?: number } = {}
+): Promise<RecordView | undefined> =>
   await inspectFrom(recordTable(store), key, options)
 
 /**
@@ -177,5 +220,9 @@ export const inspectRecord = async (store: DynamoDBStore, key: string, options: 
  * await releaseRecord(store, key, { completed: true, leaseToken: shown.leaseToken })
  * ```
  */
-export const releaseRecord = async (store: DynamoDBStore, key: string, options: ReleaseOptions = {}): Promise<ReleaseResult> =>
+export const releaseRecord = async (
+  store: DynamoDBStore,
+  key: string,
+  options: ReleaseOptions = {}
+): Promise<ReleaseResult> =>
   await releaseFrom(recordTable(store), key, options)

@@ -29,8 +29,16 @@ const quoted = (name: string): string => `"${name.replaceAll('"', '""')}"`
 /** A PartiQL string literal, for the attribute names of an INSERT's tuple. */
 const literal = (name: string): string => `'${name.replaceAll("'", "''")}'`
 
-/** An expression of the item API in PartiQL: `#name` by its quoted attribute, `:value` by `?`, its value appended to `parameters`. */
-const translate = (expression: string, names: Record<string, string>, values: Item, parameters: Statement['Parameters']): string =>
+/**
+ * An expression of the item API in PartiQL: `#name` by its quoted attribute, `:value` by `?`, its value
+ * appended to `parameters`.
+ */
+const translate = (
+  expression: string,
+  names: Record<string, string>,
+  values: Item,
+  parameters: Statement['Parameters']
+): string =>
   expression.replace(/[#:][A-Za-z0-9_]+/g, (token) => {
     if (token.startsWith('#')) {
       const name = names[token]
@@ -48,7 +56,12 @@ const actions = (update: string): string =>
   update.replace(/\b(SET|REMOVE)\s+(.*?)(?=\s+(?:SET|REMOVE)\s|$)/g, (_, keyword: string, list: string) =>
     list.split(',').map((action) => `${keyword} ${action.trim()}`).join(' '))
 
-type Expression = { ConditionExpression?: string, UpdateExpression?: string, ExpressionAttributeNames: Record<string, string>, ExpressionAttributeValues: Item }
+type Expression = {
+  ConditionExpression?: string
+  UpdateExpression?: string
+  ExpressionAttributeNames: Record<string, string>
+  ExpressionAttributeValues: Item
+}
 
 /** The statements of one store's table and attribute names. */
 export class Statements {
@@ -62,7 +75,8 @@ export class Statements {
   insert (record: ClaimRecord): Statement {
     const item = claimItem(this.names, this.sortKeyValue, record)
     const attributes = Object.keys(item)
-    return { Statement: `INSERT INTO ${this.#table} VALUE {${attributes.map((a) => `${literal(a)}: ?`).join(', ')}}`, Parameters: Object.values(item) }
+    const value = attributes.map((a) => `${literal(a)}: ?`).join(', ')
+    return { Statement: `INSERT INTO ${this.#table} VALUE {${value}}`, Parameters: Object.values(item) }
   }
 
   /**
@@ -79,7 +93,11 @@ export class Statements {
     const parameters = set.map((a) => item[a] as Item[string])
     const update = [...set.map((a) => `SET ${quoted(a)} = ?`), ...remove.map((a) => `REMOVE ${quoted(a)}`)].join(' ')
     const where = this.#where(record.key, takeoverCondition(n, nowMs), parameters)
-    return { Statement: `UPDATE ${this.#table} ${update} ${where}`, Parameters: parameters, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }
+    return {
+      Statement: `UPDATE ${this.#table} ${update} ${where}`,
+      Parameters: parameters,
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD'
+    }
   }
 
   complete (key: string, leaseToken: string, outcome: { expiry: number, responseData?: string }): Statement {
@@ -90,7 +108,10 @@ export class Statements {
     return this.#update(key, failureUpdate(this.names, outcome), leaseToken)
   }
 
-  /** Returns the deleted item, so that a key with no record (which PartiQL deletes without error) reads as not released. */
+  /**
+   * Returns the deleted item, so that a key with no record (which PartiQL deletes without error) reads as
+   * not released.
+   */
   release (key: string, leaseToken: string): Statement {
     const parameters: Statement['Parameters'] = []
     const where = this.#where(key, leaseFence(this.names, leaseToken), parameters)
@@ -99,7 +120,8 @@ export class Statements {
 
   #update (key: string, update: Expression, leaseToken: string): Statement {
     const parameters: Statement['Parameters'] = []
-    const set = translate(actions(update.UpdateExpression ?? ''), update.ExpressionAttributeNames, update.ExpressionAttributeValues, parameters)
+    const set = translate(actions(update.UpdateExpression ?? ''), update.ExpressionAttributeNames,
+      update.ExpressionAttributeValues, parameters)
     const where = this.#where(key, leaseFence(this.names, leaseToken), parameters)
     return { Statement: `UPDATE ${this.#table} ${set} ${where}`, Parameters: parameters }
   }
@@ -110,7 +132,8 @@ export class Statements {
       parameters.push(value)
       return `${quoted(attribute)} = ?`
     })
-    const fence = translate(condition.ConditionExpression ?? '', condition.ExpressionAttributeNames, condition.ExpressionAttributeValues, parameters)
+    const fence = translate(condition.ConditionExpression ?? '', condition.ExpressionAttributeNames,
+      condition.ExpressionAttributeValues, parameters)
     return `WHERE ${keyParts.join(' AND ')} AND (${fence})`
   }
 }

@@ -16,9 +16,15 @@ export const ATTRIBUTES: AttributeNames = {
   errorAttr: 'error'
 }
 
-export const OPTION_NAMES = ['tableName', 'client', 'clientConfig', ...Object.keys(ATTRIBUTES), 'sortKeyValue', 'transactions', 'groupWrites']
+export const OPTION_NAMES = [
+  'tableName', 'client', 'clientConfig', ...Object.keys(ATTRIBUTES), 'sortKeyValue', 'transactions', 'groupWrites'
+]
 // Fails to compile when an option is added to DynamoDBStoreOptions but not to the list above.
-const everyOptionListed: Exclude<keyof DynamoDBStoreOptions, 'tableName' | 'client' | 'clientConfig' | 'sortKeyValue' | 'transactions' | 'groupWrites' | keyof AttributeNames> extends never ? true : never = true
+type UnlistedOption = Exclude<
+  keyof DynamoDBStoreOptions,
+  'tableName' | 'client' | 'clientConfig' | 'sortKeyValue' | 'transactions' | 'groupWrites' | keyof AttributeNames
+>
+const everyOptionListed: UnlistedOption extends never ? true : never = true
 void everyOptionListed
 
 /**

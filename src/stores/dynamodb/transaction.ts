@@ -14,7 +14,9 @@ export const checkTransactItem = (item: unknown): string | undefined => {
   if (item === null || typeof item !== 'object') return 'it is not an object'
   const keys = Object.keys(item)
   const operation = keys[0] as (typeof OPERATIONS)[number]
-  if (keys.length !== 1 || !OPERATIONS.includes(operation)) return `it must have exactly one of ${OPERATIONS.join(', ')} (it has ${keys.join(', ') || 'none'})`
+  if (keys.length !== 1 || !OPERATIONS.includes(operation)) {
+    return `it must have exactly one of ${OPERATIONS.join(', ')} (it has ${keys.join(', ') || 'none'})`
+  }
   const body = (item as Record<string, { TableName?: unknown } | null>)[operation]
   if (typeof body?.TableName !== 'string' || body.TableName === '') return `its ${operation} has no TableName`
   return undefined
@@ -25,7 +27,13 @@ export const checkTransactItem = (item: unknown): string | undefined => {
  * and by `IN_PROGRESS`. All or nothing: a refusal anywhere applies none of them.
  * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html
  */
-export const commitTransaction = async (target: CommitTarget, leaseToken: string, outcome: CommitOutcome, writes: readonly TransactItem[], claim?: { nowMs: number }): Promise<CommitResult> => {
+export const commitTransaction = async (
+  target: CommitTarget,
+  leaseToken: string,
+  outcome: CommitOutcome,
+  writes: readonly TransactItem[],
+  claim?: { nowMs: number }
+): Promise<CommitResult> => {
   // The user's entries are in native values; a document client's own marshalling options apply.
   const options: MarshallOptions = target.client.marshallOptions ?? {}
   let entries: TransactWriteItem[]
@@ -38,7 +46,9 @@ export const commitTransaction = async (target: CommitTarget, leaseToken: string
   }
   try {
     await target.client.send('TransactWriteItems', {
-      TransactItems: [...entries, claim === undefined ? fencedCompletion(target, leaseToken, outcome) : claimingCompletion(target, leaseToken, outcome, claim.nowMs)],
+      TransactItems: [...entries, claim === undefined
+        ? fencedCompletion(target, leaseToken, outcome)
+        : claimingCompletion(target, leaseToken, outcome, claim.nowMs)],
       // An SDK retry of a commit whose answer was lost is then answered as the first one was,
       // instead of meeting its own completion. One commit per claim, so the token is unique.
       ClientRequestToken: leaseToken
@@ -60,7 +70,8 @@ const sendOptions = (target: CommitTarget): { signal?: AbortSignal } =>
  * does not, and retries throttling too: its refusal is read back as well.
  */
 const retriedOverALostAnswer = (error: unknown): boolean =>
-  error instanceof DynamoDBWireError || ((error as { $metadata?: { attempts?: number } } | null)?.$metadata?.attempts ?? 1) > 1
+  error instanceof DynamoDBWireError ||
+  ((error as { $metadata?: { attempts?: number } } | null)?.$metadata?.attempts ?? 1) > 1
 
 /**
  * Whether the commit landed after all, read back from the record (consistently): the
@@ -68,8 +79,13 @@ const retriedOverALostAnswer = (error: unknown): boolean =>
  * still IN_PROGRESS means none did. A read that fails leaves it unknown: the error is thrown and
  * the lease kept, never a release over writes that may have applied.
  */
-const landedAfterAll = async (target: CommitTarget, leaseToken: string, refusal: CommitResult): Promise<CommitResult> => {
-  const { Item } = await target.client.send('GetItem', { TableName: target.tableName, Key: target.key, ConsistentRead: true }, sendOptions(target)) as { Item?: Item }
+const landedAfterAll = async (
+  target: CommitTarget,
+  leaseToken: string,
+  refusal: CommitResult
+): Promise<CommitResult> => {
+  const request = { TableName: target.tableName, Key: target.key, ConsistentRead: true }
+  const { Item } = await target.client.send('GetItem', request, sendOptions(target)) as { Item?: Item }
   const stored = Item === undefined ? undefined : target.fromItem(Item)
   if (stored?.leaseToken === leaseToken && stored.status === 'COMPLETED') return { status: 'committed' }
   return refusal
@@ -80,7 +96,10 @@ const marshalEntry = (write: TransactItem, index: number, options: MarshallOptio
   const [operation, body] = Object.entries(write)[0] as [string, Record<string, unknown>]
   const marshalled: Record<string, unknown> = { ...body }
   for (const field of ['Item', 'Key', 'ExpressionAttributeValues']) {
-    if (body[field] !== undefined) marshalled[field] = toAttributeMap(body[field] as Record<string, unknown>, `entry ${index} (${operation} on ${String(body.TableName)}) ${field}`, options)
+    if (body[field] !== undefined) {
+      const path = `entry ${index} (${operation} on ${String(body.TableName)}) ${field}`
+      marshalled[field] = toAttributeMap(body[field] as Record<string, unknown>, path, options)
+    }
   }
   return { [operation]: marshalled } as TransactWriteItem
 }
@@ -95,14 +114,24 @@ const fencedCompletion = (target: CommitTarget, leaseToken: string, outcome: Com
       ...update,
       ConditionExpression: '#token = :token AND #status = :inProgress',
       ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#token': target.names.leaseTokenAttr },
-      ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ':token': { S: leaseToken }, ':inProgress': { S: 'IN_PROGRESS' } },
+      ExpressionAttributeValues: {
+        ...update.ExpressionAttributeValues, ':token': { S: leaseToken }, ':inProgress': { S: 'IN_PROGRESS' }
+      },
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD'
     }
   }
 }
 
-/** `effects: 'transact-only'`: the COMPLETED record is put on the claim's own condition (docs/transact.md: one request per new record; docs/stores.md: Transactions). */
-const claimingCompletion = (target: CommitTarget, leaseToken: string, outcome: CommitOutcome, nowMs: number): TransactWriteItem => {
+/**
+ * `effects: 'transact-only'`: the COMPLETED record is put on the claim's own condition (docs/transact.md:
+ * one request per new record; docs/stores.md: Transactions).
+ */
+const claimingCompletion = (
+  target: CommitTarget,
+  leaseToken: string,
+  outcome: CommitOutcome,
+  nowMs: number
+): TransactWriteItem => {
   const n = target.names
   return {
     Put: {
@@ -136,13 +165,26 @@ interface Reason { Code?: string, Message?: string, Item?: Item }
  * "did it land?". Anything else (network, 5xx, a request token still in progress) is rethrown:
  * whether it landed is unknown, and the lease is kept.
  */
-const readCancellation = (error: unknown, writes: readonly TransactItem[], target: CommitTarget, leaseToken: string, unclaimed: boolean): CommitResult => {
-  const { name = '', message = '', CancellationReasons: reasons } = (error ?? {}) as { name?: string, message?: string, CancellationReasons?: Reason[] }
+const readCancellation = (
+  error: unknown,
+  writes: readonly TransactItem[],
+  target: CommitTarget,
+  leaseToken: string,
+  unclaimed: boolean
+): CommitResult => {
+  const { name = '', message = '', CancellationReasons: reasons } =
+    (error ?? {}) as { name?: string, message?: string, CancellationReasons?: Reason[] }
   if (THROTTLED.has(name)) return { status: 'refused', code: name, message, reason: 'temporary' }
   if (name === 'ValidationException') {
     // DynamoDB does not say which entry is invalid: name the one there is, or every table written.
     const tables = writes.map((w, i) => `entry ${i} ${Object.keys(w)[0] ?? ''} on ${tableOf(w)}`).join(', ')
-    return { status: 'refused', ...(writes.length === 1 ? { entry: 0 } : {}), code: name, message: `${message} (${tables}; the completion on ${target.tableName})`, reason: 'invalid' }
+    return {
+      status: 'refused',
+      ...(writes.length === 1 ? { entry: 0 } : {}),
+      code: name,
+      message: `${message} (${tables}; the completion on ${target.tableName})`,
+      reason: 'invalid'
+    }
   }
   if (name !== 'TransactionCanceledException' || !Array.isArray(reasons)) throw error
   const completionIndex = writes.length
@@ -157,10 +199,17 @@ const readCancellation = (error: unknown, writes: readonly TransactItem[], targe
   const code = blamed?.Code ?? 'Unknown'
   const where = entry === -1 || entry === completionIndex ? {} : { entry }
   const detail = entry === -1 || entry === completionIndex ? '' : ` (on ${tableOf(writes[entry] as TransactItem)})`
-  return { status: 'refused', ...where, code, message: `${blamed?.Message ?? message}${detail}`, reason: TEMPORARY_REASONS.has(code) ? 'temporary' : code === 'ValidationError' ? 'invalid' : 'condition' }
+  return {
+    status: 'refused',
+    ...where,
+    code,
+    message: `${blamed?.Message ?? message}${detail}`,
+    reason: TEMPORARY_REASONS.has(code) ? 'temporary' : code === 'ValidationError' ? 'invalid' : 'condition'
+  }
 }
 
-const tableOf = (write: TransactItem): string => String((Object.values(write)[0] as { TableName?: unknown } | undefined)?.TableName)
+const tableOf = (write: TransactItem): string =>
+  String((Object.values(write)[0] as { TableName?: unknown } | undefined)?.TableName)
 
 /**
  * The DynamoDB transaction writer, for `transact` and `effects: 'transact-only'`: give it to the

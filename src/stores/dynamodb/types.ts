@@ -10,7 +10,10 @@ import type { TransactItem } from './transact-types.js'
  *
  * @example
  * ```ts
- * const store = new DynamoDBStore({ tableName: 'IdempotencyStore', client: DynamoDBDocumentClient.from(new DynamoDBClient({})) })
+ * const store = new DynamoDBStore({
+ *   tableName: 'IdempotencyStore',
+ *   client: DynamoDBDocumentClient.from(new DynamoDBClient({}))
+ * })
  * ```
  */
 export interface DynamoDBSender {
@@ -25,7 +28,9 @@ export type { DynamoDBAwsLiteClient, DynamoDBOperation, DynamoDBWire } from './w
  *
  * @example
  * ```ts
- * const options: DynamoDBStoreOptions = { tableName: 'App', keyAttr: 'pk', sortKeyAttr: 'sk', sortKeyValue: 'idempotency' }
+ * const options: DynamoDBStoreOptions = {
+ *   tableName: 'App', keyAttr: 'pk', sortKeyAttr: 'sk', sortKeyValue: 'idempotency'
+ * }
  * ```
  */
 export interface DynamoDBStoreOptions {
@@ -82,7 +87,9 @@ export interface DynamoDBStoreOptions {
  *
  * @example
  * ```ts
- * const target: CommitTarget = { client, tableName: 'IdempotencyStore', key: { idempotencyKey: { S: key } }, names, fromItem }
+ * const target: CommitTarget = {
+ *   client, tableName: 'IdempotencyStore', key: { idempotencyKey: { S: key } }, names, fromItem
+ * }
  * ```
  */
 export interface CommitTarget {
@@ -114,7 +121,13 @@ export interface CommitTarget {
  */
 export interface DynamoDBTransactions {
   /** One `TransactWriteItems`: `writes`, then the record's completion (a put on the claim's condition with `claim`). */
-  commit: (target: CommitTarget, leaseToken: string, outcome: CommitOutcome, writes: readonly TransactItem[], claim?: { nowMs: number }) => Promise<CommitResult>
+  commit: (
+    target: CommitTarget,
+    leaseToken: string,
+    outcome: CommitOutcome,
+    writes: readonly TransactItem[],
+    claim?: { nowMs: number }
+  ) => Promise<CommitResult>
   /** Why `write` is not a `TransactWriteItems` entry, or undefined when it is one. */
   checkWrite: (write: unknown) => string | undefined
 }

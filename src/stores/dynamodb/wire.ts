@@ -17,11 +17,16 @@ import { IdempotencyConfigError } from '../../errors.js'
  *
  * @example
  * ```ts
- * const { Item } = await target.client.send('GetItem', { TableName: target.tableName, Key: target.key, ConsistentRead: true })
+ * const { Item } = await target.client.send('GetItem', {
+ *   TableName: target.tableName, Key: target.key, ConsistentRead: true
+ * })
  * ```
  */
 export interface DynamoDBWire {
-  /** Sends one request of `operation`; resolves its output, or rejects with an error named for DynamoDB's error code. */
+  /**
+   * Sends one request of `operation`; resolves its output, or rejects with an error named for DynamoDB's
+   * error code.
+   */
   send: (operation: DynamoDBOperation, input: object, options?: { signal?: AbortSignal }) => Promise<any>
   /** A DynamoDBDocumentClient's marshalling options, for `transact` entries in native values. */
   marshallOptions?: { removeUndefinedValues?: boolean, convertClassInstanceToMap?: boolean }
@@ -36,7 +41,8 @@ export interface DynamoDBWire {
  * ```
  */
 export type DynamoDBOperation = 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'GetItem' | 'BatchGetItem' | 'Scan'
-  | 'BatchExecuteStatement' | 'TransactWriteItems' | 'DescribeTable' | 'DescribeTimeToLive' | 'CreateTable' | 'UpdateTimeToLive'
+  | 'BatchExecuteStatement' | 'TransactWriteItems' | 'DescribeTable' | 'DescribeTimeToLive' | 'CreateTable'
+  | 'UpdateTimeToLive'
 
 /**
  * An AWS SDK v3 client: a `DynamoDBClient` or a `DynamoDBDocumentClient` (its low-level `send`
@@ -54,7 +60,12 @@ export interface SdkSender { send: (command: any, options?: any) => Promise<any>
  * const store = new DynamoDBStore({ tableName: 'IdempotencyStore', client: await awsLite({ region: 'eu-west-1' }) })
  * ```
  */
-export type DynamoDBAwsLiteClient = (request: { service: string, headers?: Record<string, string>, payload?: object, awsjson?: boolean }) => Promise<unknown>
+export type DynamoDBAwsLiteClient = (request: {
+  service: string
+  headers?: Record<string, string>
+  payload?: object
+  awsjson?: boolean
+}) => Promise<unknown>
 
 type SdkModule = typeof import('@aws-sdk/client-dynamodb')
 
@@ -87,14 +98,17 @@ export const loadSdk = async (): Promise<SdkModule> => await (sdkModule ??= impo
 export const sdkWire = (client: SdkSender | (() => Promise<SdkSender>)): DynamoDBWire => {
   let made: Promise<SdkSender> | undefined
   const sender = async (): Promise<SdkSender> => typeof client === 'function' ? await (made ??= client()) : client
-  const config = typeof client === 'function' ? undefined : (client as { config?: { translateConfig?: { marshallOptions?: DynamoDBWire['marshallOptions'] } } }).config
+  type WithMarshallOptions = { config?: { translateConfig?: { marshallOptions?: DynamoDBWire['marshallOptions'] } } }
+  const config = typeof client === 'function' ? undefined : (client as WithMarshallOptions).config
   return {
     send: async (operation, input, options) => {
       const [sdk, target] = await Promise.all([loadSdk(), sender()])
       const Command = commandOf(sdk, operation)
       return await target.send(new Command(input), options?.signal === undefined ? {} : { abortSignal: options.signal })
     },
-    ...(config?.translateConfig?.marshallOptions === undefined ? {} : { marshallOptions: config.translateConfig.marshallOptions })
+    ...(config?.translateConfig?.marshallOptions === undefined
+      ? {}
+      : { marshallOptions: config.translateConfig.marshallOptions })
   }
 }
 
@@ -109,7 +123,8 @@ export class DynamoDBWireError extends Error {
 }
 
 /** A DynamoDB error code (`com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException`) without its namespace. */
-const shortName = (code: unknown): string | undefined => typeof code === 'string' ? code.slice(code.lastIndexOf('#') + 1) : undefined
+const shortName = (code: unknown): string | undefined =>
+  typeof code === 'string' ? code.slice(code.lastIndexOf('#') + 1) : undefined
 
 /**
  * The wire over an `@aws-lite/client`: its raw request call (the `@aws-lite/dynamodb` plugin
@@ -130,7 +145,16 @@ export const awsLiteWire = (client: DynamoDBAwsLiteClient): DynamoDBWire => ({
       })) as { payload?: unknown }
       return payload ?? {}
     } catch (error) {
-      const raw = (error ?? {}) as { __type?: unknown, code?: unknown, name?: unknown, message?: unknown, Message?: unknown, Item?: unknown, CancellationReasons?: unknown, statusCode?: unknown }
+      const raw = (error ?? {}) as {
+        __type?: unknown
+        code?: unknown
+        name?: unknown
+        message?: unknown
+        Message?: unknown
+        Item?: unknown
+        CancellationReasons?: unknown
+        statusCode?: unknown
+      }
       const name = shortName(raw.__type) ?? shortName(raw.code) ?? (typeof raw.name === 'string' ? raw.name : 'Error')
       // The client prefixes DynamoDB's message with its own name ("@aws-lite/client: dynamodb: ...").
       const message = String(raw.Message ?? raw.message ?? '').replace(/^@aws-lite\/client: [^:]*: /, '')
@@ -149,8 +173,11 @@ export const wireOf = (client: unknown, makeDefault: () => Promise<SdkSender>): 
   if (client === undefined) return sdkWire(makeDefault)
   if (typeof (client as SdkSender | undefined)?.send === 'function') return sdkWire(client as SdkSender)
   // An @aws-lite/client instance is a function carrying its config (region, endpoint...).
-  if (typeof client === 'function' && typeof (client as { config?: unknown }).config === 'object') return awsLiteWire(client as DynamoDBAwsLiteClient)
-  throw new IdempotencyConfigError('DynamoDBStore: client must be a DynamoDBClient, a DynamoDBDocumentClient or an @aws-lite/client instance')
+  if (typeof client === 'function' && typeof (client as { config?: unknown }).config === 'object') {
+    return awsLiteWire(client as DynamoDBAwsLiteClient)
+  }
+  throw new IdempotencyConfigError(
+    'DynamoDBStore: client must be a DynamoDBClient, a DynamoDBDocumentClient or an @aws-lite/client instance')
 }
 
 /** `request`, or its signal's reason once the signal aborts, whichever comes first. */

@@ -17,10 +17,14 @@ const POWERTOOLS_KEY = /^[^#]*#[A-Za-z0-9+/]{20,}={1,2}$/
 // Status words of Powertools' records that ours never use.
 const POWERTOOLS_STATUSES = ['INPROGRESS', 'EXPIRED']
 
-/** Whose a record that is not ours looks like, as words to append to why it is not ours ('' when no one's in particular). */
+/**
+ * Whose a record that is not ours looks like, as words to append to why it is not ours ('' when no
+ * one's in particular).
+ */
 export const lookalike = (key: string, status?: unknown): string =>
   POWERTOOLS_KEY.test(key) || (typeof status === 'string' && POWERTOOLS_STATUSES.includes(status))
-    ? ' (it looks like a record of Powertools for AWS Lambda\'s idempotency utility: key <function name>#<base64 digest>)'
+    ? ' (it looks like a record of Powertools for AWS Lambda\'s idempotency utility: ' +
+      'key <function name>#<base64 digest>)'
     : ''
 
 /** Why `key` is not the key of one of our records, or undefined when it has our shape. */

@@ -9,9 +9,14 @@ import { keyProblem } from './ownership.js'
  * expiry, is ours to remove.
  */
 const notReleasable = (record: IdempotencyRecord): string | undefined => {
-  if (!['IN_PROGRESS', 'FAILED', 'COMPLETED'].includes(record.status)) return `its status ${JSON.stringify(record.status)} is none of IN_PROGRESS, FAILED, COMPLETED`
+  if (!['IN_PROGRESS', 'FAILED', 'COMPLETED'].includes(record.status)) {
+    return `its status ${JSON.stringify(record.status)} is none of IN_PROGRESS, FAILED, COMPLETED`
+  }
   if (!Number.isFinite(record.expiry)) return 'its expiry is not a number'
-  if (record.status === 'IN_PROGRESS' && (record.leaseToken === undefined || !Number.isFinite(record.inProgressExpiry))) return 'it is IN_PROGRESS without a lease token and lease end'
+  if (record.status === 'IN_PROGRESS' &&
+    (record.leaseToken === undefined || !Number.isFinite(record.inProgressExpiry))) {
+    return 'it is IN_PROGRESS without a lease token and lease end'
+  }
   // The delete of a COMPLETED record is fenced on its token: without one it could not be.
   if (record.status === 'COMPLETED' && record.leaseToken === undefined) return 'it is COMPLETED without a lease token'
   return undefined
@@ -23,7 +28,15 @@ const notReleasable = (record: IdempotencyRecord): string | undefined => {
  *
  * @example
  * ```ts
- * const view: RecordView = { key: 'orders#9f86…', status: 'FAILED', expiry: 1767225600, expiresAt: '2026-01-01T00:00:00.000Z', expired: false, protecting: true, error: { name: 'Error', message: 'declined' } }
+ * const view: RecordView = {
+ *   key: 'orders#9f86…',
+ *   status: 'FAILED',
+ *   expiry: 1767225600,
+ *   expiresAt: '2026-01-01T00:00:00.000Z',
+ *   expired: false,
+ *   protecting: true,
+ *   error: { name: 'Error', message: 'declined' }
+ * }
  * ```
  */
 export interface RecordView {
@@ -52,7 +65,10 @@ export interface RecordView {
 export interface ListOptions {
   /** Only records of this status. [all] */
   status?: RecordStatus
-  /** How many items one page looks at: a DynamoDB Scan's `Limit`, a Redis SCAN's `COUNT`. [the store's: 1 MB of items; 1000 keys] */
+  /**
+   * How many items one page looks at: a DynamoDB Scan's `Limit`, a Redis SCAN's `COUNT`. [the store's:
+   * 1 MB of items; 1000 keys]
+   */
   pageSize?: number
   /**
    * Called after each page the store returns, with how many records were read so far (for a
@@ -78,7 +94,11 @@ export type ReleaseResult =
    * conditional delete (completed, taken over), or is not the one `leaseToken` names: nothing was
    * removed.
    */
-  | { released: false, reason: 'not-found' | 'completed' | 'not-completed' | 'live-lease' | 'changed', record?: RecordView }
+  | {
+    released: false
+    reason: 'not-found' | 'completed' | 'not-completed' | 'live-lease' | 'changed'
+    record?: RecordView
+  }
 
 /** Options of {@link releaseFrom} (and of each store's `releaseRecord`). */
 export interface ReleaseOptions {
@@ -100,7 +120,8 @@ export interface ReleaseOptions {
 
 const PREVIEW_CHARS = 120
 
-const preview = (text: string, max: number): string => text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`
+const preview = (text: string, max: number): string =>
+  text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`
 
 /** `record` as an operator reads it at `nowMs`. */
 export const viewOf = (record: IdempotencyRecord, nowMs: number, previewChars = PREVIEW_CHARS): RecordView => {
@@ -119,7 +140,9 @@ export const viewOf = (record: IdempotencyRecord, nowMs: number, previewChars = 
   }
   if (record.leaseToken !== undefined) view.leaseToken = record.leaseToken
   if (record.payloadHash !== undefined) view.payloadHash = record.payloadHash
-  if (record.status === 'COMPLETED' && record.responseData !== undefined) view.result = preview(record.responseData, previewChars)
+  if (record.status === 'COMPLETED' && record.responseData !== undefined) {
+    view.result = preview(record.responseData, previewChars)
+  }
   if (record.status === 'FAILED' && record.error !== undefined) view.error = { ...record.error }
   return view
 }
@@ -129,13 +152,18 @@ export const listFrom = async (table: RecordTable, options: ListOptions = {}): P
   const nowMs = (options.now ?? Date.now)()
   const found: RecordView[] = []
   let skipped = 0
-  const filter = { ...(options.status === undefined ? {} : { status: options.status }), ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }) }
+  const filter = {
+    ...(options.status === undefined ? {} : { status: options.status }),
+    ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize })
+  }
   for await (const page of table.pages(filter)) {
     let foreign = 0
     for (const record of page.records) {
       // A record of our form under a key we never write is someone else's (ownership.ts).
       if (keyProblem(record.key) !== undefined) foreign++
-      else if (options.status === undefined || record.status === options.status) found.push(viewOf(record, nowMs, options.previewChars))
+      else if (options.status === undefined || record.status === options.status) {
+        found.push(viewOf(record, nowMs, options.previewChars))
+      }
     }
     skipped += page.skipped + foreign
     options.onPage?.(found.length, skipped)
@@ -144,7 +172,11 @@ export const listFrom = async (table: RecordTable, options: ListOptions = {}): P
 }
 
 /** The record under `key`, or undefined. */
-export const inspectFrom = async (table: RecordTable, key: string, options: { now?: () => number, previewChars?: number } = {}): Promise<RecordView | undefined> => {
+export const inspectFrom = async (
+  table: RecordTable,
+  key: string,
+  options: { now?: () => number, previewChars?: number } = {}
+): Promise<RecordView | undefined> => {
   const record = ours(key, await table.get(key))
   return record === undefined ? undefined : viewOf(record, (options.now ?? Date.now)(), options.previewChars ?? 2000)
 }
@@ -152,7 +184,9 @@ export const inspectFrom = async (table: RecordTable, key: string, options: { no
 /** `record`, when it is one of ours; refused with why it is not (ownership.ts). */
 export const ours = <T extends IdempotencyRecord | undefined>(key: string, record: T): T => {
   const problem = record === undefined ? undefined : keyProblem(key)
-  if (problem !== undefined) throw new IdempotencyStoreError('read', `${key} is not a middy-idempotency record: ${problem}`, { key })
+  if (problem !== undefined) {
+    throw new IdempotencyStoreError('read', `${key} is not a middy-idempotency record: ${problem}`, { key })
+  }
   return record
 }
 
@@ -162,14 +196,22 @@ export const ours = <T extends IdempotencyRecord | undefined>(key: string, recor
  * delete is conditioned on the token and status read, and without `force` on the lease having
  * lapsed: a record that completes or is taken over meanwhile is left alone.
  */
-export const releaseFrom = async (table: RecordTable, key: string, options: ReleaseOptions = {}): Promise<ReleaseResult> => {
+export const releaseFrom = async (
+  table: RecordTable,
+  key: string,
+  options: ReleaseOptions = {}
+): Promise<ReleaseResult> => {
   const nowMs = (options.now ?? Date.now)()
   const record = ours(key, await table.get(key))
   if (record === undefined) return { released: false, reason: 'not-found' }
   const foreign = notReleasable(record)
-  if (foreign !== undefined) throw new IdempotencyStoreError('release', `${key} is not a middy-idempotency record: ${foreign}`, { key })
+  if (foreign !== undefined) {
+    throw new IdempotencyStoreError('release', `${key} is not a middy-idempotency record: ${foreign}`, { key })
+  }
   const view = viewOf(record, nowMs)
-  if (options.leaseToken !== undefined && record.leaseToken !== options.leaseToken) return { released: false, reason: 'changed', record: view }
+  if (options.leaseToken !== undefined && record.leaseToken !== options.leaseToken) {
+    return { released: false, reason: 'changed', record: view }
+  }
   if (options.completed === true) {
     if (record.status !== 'COMPLETED') return { released: false, reason: 'not-completed', record: view }
     const deleted = await table.deleteIf(key, { leaseToken: record.leaseToken, status: 'COMPLETED' })

@@ -9,9 +9,15 @@ import type { IdempotencyRecord, RecordStatus } from '../store.js'
 export interface RecordTable {
   /** Where the records are, for messages: `table Orders`, `redis://host:6379 (prefix idem:)`. */
   readonly where: string
-  /** Every record, one page at a time (a DynamoDB Scan page, a Redis SCAN step); `pageSize` items looked at per page when given. */
+  /**
+   * Every record, one page at a time (a DynamoDB Scan page, a Redis SCAN step); `pageSize` items looked
+   * at per page when given.
+   */
   pages: (filter: { status?: RecordStatus, pageSize?: number }) => AsyncIterable<RecordPage>
-  /** The record under `key` (strongly consistent), or undefined; throws when the item under `key` is not a record of ours. */
+  /**
+   * The record under `key` (strongly consistent), or undefined; throws when the item under `key` is not
+   * a record of ours.
+   */
   get: (key: string) => Promise<IdempotencyRecord | undefined>
   /**
    * Deletes the record under `key` only while its lease token is `leaseToken` and its status is
@@ -22,7 +28,10 @@ export interface RecordTable {
   deleteIf: (key: string, expected: ExpectedRecord) => Promise<boolean>
 }
 
-/** One page of records, and how many items of the page were skipped as not records of ours (another library's, a business row). */
+/**
+ * One page of records, and how many items of the page were skipped as not records of ours (another
+ * library's, a business row).
+ */
 export interface RecordPage { records: IdempotencyRecord[], skipped: number }
 
 /** What a conditional delete expects to find. */

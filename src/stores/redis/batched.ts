@@ -2,7 +2,13 @@ import { Burst } from '../burst.js'
 import type { ScriptName } from './scripts.js'
 
 /** One script call waiting to be sent with the others of its burst. */
-interface Call { name: ScriptName, key: string, args: readonly string[], resolve: (reply: unknown) => void, reject: (error: unknown) => void }
+interface Call {
+  name: ScriptName
+  key: string
+  args: readonly string[]
+  resolve: (reply: unknown) => void
+  reject: (error: unknown) => void
+}
 
 /** How calls are sent: many at once (the keys, and ARGV as `MANY` reads it), or one alone. */
 export interface ScriptSender {
@@ -64,8 +70,9 @@ export class ScriptCallBatcher {
       const entry = Array.isArray(reply) && reply.length === calls.length ? reply[i] as unknown : undefined
       // Each entry is [1, reply] or [0, message]: one cut short says nothing of its call (a claim
       // read as written would run its work unprotected).
-      if (!Array.isArray(entry) || entry.length !== 2 || (entry[0] !== 1 && entry[0] !== 0)) call.reject(new MalformedBatchReply(`the batched script answered ${JSON.stringify(entry)} for this call`))
-      else if (entry[0] === 1) call.resolve(entry[1] ?? null)
+      if (!Array.isArray(entry) || entry.length !== 2 || (entry[0] !== 1 && entry[0] !== 0)) {
+        call.reject(new MalformedBatchReply(`the batched script answered ${JSON.stringify(entry)} for this call`))
+      } else if (entry[0] === 1) call.resolve(entry[1] ?? null)
       else call.reject(new Error(String(entry[1])))
     })
   }

@@ -1,7 +1,9 @@
 import { IdempotencyConfigError } from '../../errors.js'
 import { glideConnection, isGlide, type GlideClientLike } from './clients/glide.js'
 import { ioredisConnection, isIORedis, type IORedisClient } from './clients/ioredis.js'
-import { isNodeRedisCluster, nodeRedisClusterConnection, type NodeRedisClusterClient } from './clients/node-redis-cluster.js'
+import {
+  isNodeRedisCluster, nodeRedisClusterConnection, type NodeRedisClusterClient
+} from './clients/node-redis-cluster.js'
 import { sendCommandConnection, type SendCommandClient } from './clients/send-command.js'
 import type { RedisConnection } from './connection.js'
 
@@ -18,7 +20,8 @@ import type { RedisConnection } from './connection.js'
  */
 export type RedisClientLike = SendCommandClient | NodeRedisClusterClient | IORedisClient | GlideClientLike
 
-const KNOWN = 'give a connected node-redis client or cluster, an ioredis or iovalkey Redis or Cluster, a Valkey GLIDE client, or an object with sendCommand(args: string[]) => Promise<reply>'
+const KNOWN = 'give a connected node-redis client or cluster, an ioredis or iovalkey Redis or Cluster, ' +
+  'a Valkey GLIDE client, or an object with sendCommand(args: string[]) => Promise<reply>'
 
 /**
  * The adapter for `client`'s family, recognised by what only that family has, in an order
@@ -33,7 +36,9 @@ const KNOWN = 'give a connected node-redis client or cluster, an ioredis or iova
  * ```
  */
 export const connect = (client: unknown): RedisConnection => {
-  if (client === null || typeof client !== 'object') throw new IdempotencyConfigError(`RedisStore: client is required: ${KNOWN}`)
+  if (client === null || typeof client !== 'object') {
+    throw new IdempotencyConfigError(`RedisStore: client is required: ${KNOWN}`)
+  }
   const c = client as Record<string, unknown>
   if (isGlide(c)) return glideConnection(client as GlideClientLike)
   if (isIORedis(c)) return ioredisConnection(client as IORedisClient)

@@ -1,5 +1,6 @@
 /**
- * The Redis Cluster hash slot of a key (https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/#key-distribution-model):
+ * The Redis Cluster hash slot of a key
+ * (https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/#key-distribution-model):
  * CRC16 (XMODEM: polynomial 0x1021, initial value 0) of the key's bytes, modulo 16384; when
  * the key has a hash tag — a `{` followed later by a `}` with something between them, the
  * first such pair — only the tag is hashed. Used to group a bulk read by node.

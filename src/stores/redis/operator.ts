@@ -1,5 +1,7 @@
 import { IdempotencyConfigError, IdempotencyStoreError, type StoreOperation } from '../../errors.js'
-import { inspectFrom, listFrom, releaseFrom, type ListOptions, type RecordView, type ReleaseOptions, type ReleaseResult } from '../operator/records.js'
+import {
+  inspectFrom, listFrom, releaseFrom, type ListOptions, type RecordView, type ReleaseOptions, type ReleaseResult
+} from '../operator/records.js'
 import type { RecordPage, RecordTable } from '../operator/table.js'
 import { redisAccessOf, type RedisAccess } from './access.js'
 import type { RedisConnection } from './connection.js'
@@ -37,11 +39,20 @@ const literal = (text: string): string => text.replace(/[*?[\]\\]/g, '\\$&')
 /** The store's records as the operator functions see them (internal: for them and the tests). */
 export const recordTable = (store: RedisStore): RecordTable => {
   const access = redisAccessOf(store)
-  if (access === undefined) throw new IdempotencyConfigError('the operator functions of middy-idempotency/redis take a RedisStore')
+  if (access === undefined) {
+    throw new IdempotencyConfigError('the operator functions of middy-idempotency/redis take a RedisStore')
+  }
   const { connection, prefix } = access
-  const failed = (operation: StoreOperation, request: string, key: string | undefined, error: unknown): IdempotencyStoreError => {
+  const failed = (
+    operation: StoreOperation,
+    request: string,
+    key: string | undefined,
+    error: unknown
+  ): IdempotencyStoreError => {
     const { name = 'Error', message = String(error) } = (error ?? {}) as { name?: string, message?: string }
-    return new IdempotencyStoreError(operation, `${request}${key === undefined ? '' : ` of key ${prefix + key}`} on Redis (${connection.family}) failed: ${name}: ${message}`,
+    const ofKey = key === undefined ? '' : ` of key ${prefix + key}`
+    return new IdempotencyStoreError(operation,
+      `${request}${ofKey} on Redis (${connection.family}) failed: ${name}: ${message}`,
       { ...(key === undefined ? {} : { key }), cause: error })
   }
   return {
@@ -55,18 +66,23 @@ export const recordTable = (store: RedisStore): RecordTable => {
         throw failed('read', 'GET', key, error)
       }
       const record = recordOf(key, reply)
-      if (typeof record === 'string') throw new IdempotencyStoreError('read', `${key} is not a middy-idempotency record: ${record} (Redis key ${prefix + key})`, { key })
+      if (typeof record === 'string') {
+        throw new IdempotencyStoreError('read',
+          `${key} is not a middy-idempotency record: ${record} (Redis key ${prefix + key})`, { key })
+      }
       return record
     },
     deleteIf: async (key, expected) => {
       // A COMPLETED record only fenced by its token (release --completed).
       const completedByToken = expected.status === 'COMPLETED' && expected.leaseToken !== undefined
       if (expected.status !== 'IN_PROGRESS' && expected.status !== 'FAILED' && !completedByToken) {
-        throw new IdempotencyConfigError(`only an IN_PROGRESS or FAILED record, or a COMPLETED one by its token, is ever deleted, not ${String(expected.status)}`)
+        throw new IdempotencyConfigError('only an IN_PROGRESS or FAILED record, or a COMPLETED one by its token, ' +
+          `is ever deleted, not ${String(expected.status)}`)
       }
       try {
-        const reply = await connection.send(prefix + key, ['EVAL', DELETE_IF, '1', prefix + key,
-          expected.status, expected.leaseToken ?? '', expected.leaseLapsedBefore === undefined ? '' : String(expected.leaseLapsedBefore)])
+        const lapsedBefore = expected.leaseLapsedBefore === undefined ? '' : String(expected.leaseLapsedBefore)
+        const reply = await connection.send(prefix + key,
+          ['EVAL', DELETE_IF, '1', prefix + key, expected.status, expected.leaseToken ?? '', lapsedBefore])
         return reply === 1
       } catch (error) {
         throw failed('release', 'conditional delete', key, error)
@@ -111,12 +127,15 @@ async function* scan (
     throw failed(error)
   }
   if (connection.oneServer && await isClusterNode(connection)) {
-    throw new IdempotencyConfigError(`listing records: this ${connection.family} reaches one node of a Redis Cluster, ` +
+    throw new IdempotencyConfigError(
+      `listing records: this ${connection.family} reaches one node of a Redis Cluster, ` +
       'whose SCAN sees that node\'s keys only: ' +
-      'pass a cluster client (node-redis createCluster, ioredis Cluster, GlideClusterClient), whose every primary is scanned')
+      'pass a cluster client (node-redis createCluster, ioredis Cluster, GlideClusterClient), ' +
+      'whose every primary is scanned')
   }
   if (nodes.length === 0) {
-    throw new IdempotencyConfigError(`listing records: no primary of the cluster is known to this ${connection.family}: connect it first`)
+    throw new IdempotencyConfigError(
+      `listing records: no primary of the cluster is known to this ${connection.family}: connect it first`)
   }
   const seen = new Set<string>()
   for (const node of nodes) {
@@ -125,7 +144,8 @@ async function* scan (
       let keys: string[]
       let values: unknown[]
       try {
-        const reply = await node.send(['SCAN', cursor, 'MATCH', `${literal(own + prefix)}*`, 'COUNT', String(pageSize ?? SCAN_COUNT)])
+        const reply = await node.send(
+          ['SCAN', cursor, 'MATCH', `${literal(own + prefix)}*`, 'COUNT', String(pageSize ?? SCAN_COUNT)])
         if (!Array.isArray(reply) || reply.length !== 2 || !Array.isArray(reply[1])) {
           throw new Error(`SCAN answered ${JSON.stringify(reply)} on ${node.name}`)
         }
@@ -147,7 +167,10 @@ async function* scan (
   }
 }
 
-/** The values under `keys` (as the client names them), in order: one MGET on one server, a GET each (pipelined) on a cluster. */
+/**
+ * The values under `keys` (as the client names them), in order: one MGET on one server, a GET each
+ * (pipelined) on a cluster.
+ */
 const read = async (connection: RedisConnection, keys: readonly string[]): Promise<unknown[]> => {
   if (keys.length === 0) return []
   if (!connection.oneServer) return await connection.sendEach(keys.map((key) => ({ key, args: ['GET', key] })))
@@ -168,17 +191,23 @@ const read = async (connection: RedisConnection, keys: readonly string[]): Promi
  * const failed = await listRecords(new RedisStore({ client, keyPrefix: 'idem:' }), { status: 'FAILED' })
  * ```
  */
-export const listRecords = async (store: RedisStore, options: ListOptions = {}): Promise<RecordView[]> => await listFrom(recordTable(store), options)
+export const listRecords = async (store: RedisStore, options: ListOptions = {}): Promise<RecordView[]> =>
+  await listFrom(recordTable(store), options)
 
 /**
- * One record: status, expiry, lease, payload hash, and a preview of its result or error; undefined when there is none.
+ * One record: status, expiry, lease, payload hash, and a preview of its result or error; undefined
+ * when there is none.
  *
  * @example
  * ```ts
  * const record = await inspectRecord(store, 'orders-consumer#9f86d081884c7d65…')
  * ```
  */
-export const inspectRecord = async (store: RedisStore, key: string, options: { now?: () => number, previewChars?: number } = {}): Promise<RecordView | undefined> =>
+export const inspectRecord = async (
+  store: RedisStore,
+  key: string,
+  options: { now?: () => number, previewChars?: number } = {}
+): Promise<RecordView | undefined> =>
   await inspectFrom(recordTable(store), key, options)
 
 /**
@@ -194,5 +223,9 @@ export const inspectRecord = async (store: RedisStore, key: string, options: { n
  * const result = await releaseRecord(store, key, { force: true })
  * ```
  */
-export const releaseRecord = async (store: RedisStore, key: string, options: ReleaseOptions = {}): Promise<ReleaseResult> =>
+export const releaseRecord = async (
+  store: RedisStore,
+  key: string,
+  options: ReleaseOptions = {}
+): Promise<ReleaseResult> =>
   await releaseFrom(recordTable(store), key, options)

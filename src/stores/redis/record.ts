@@ -7,10 +7,12 @@ import { isRecordStatus, type IdempotencyRecord } from '../store.js'
  */
 
 /** The body of a COMPLETED record: `d` and the result's JSON text, or nothing for no result. */
-export const completedBody = (responseData: string | undefined): string => responseData === undefined ? '' : `d${responseData}`
+export const completedBody = (responseData: string | undefined): string =>
+  responseData === undefined ? '' : `d${responseData}`
 
 /** The body of a FAILED record: `e` and the stored error as JSON (`[name, message]`, and its code when it has one). */
-export const failedBody = ({ name, message, code }: StoredError): string => `e${JSON.stringify(code === undefined ? [name, message] : [name, message, code])}`
+export const failedBody = ({ name, message, code }: StoredError): string =>
+  `e${JSON.stringify(code === undefined ? [name, message] : [name, message, code])}`
 
 /** Whether `text` can go in a header line as it is. */
 export const fitsHeader = (text: string): boolean => !text.includes('\n')
@@ -57,7 +59,8 @@ const errorOf = (json: string): StoredError | undefined => {
   } catch {
     return undefined
   }
-  if (!Array.isArray(parsed) || parsed.length < 2 || parsed.length > 3 || !parsed.every((part) => typeof part === 'string')) return undefined
+  if (!Array.isArray(parsed) || parsed.length < 2 || parsed.length > 3) return undefined
+  if (!parsed.every((part) => typeof part === 'string')) return undefined
   const [name, message, code] = parsed as [string, string, string?]
   return code === undefined ? { name, message } : { name, message, code }
 }
@@ -66,6 +69,7 @@ const errorOf = (json: string): StoredError | undefined => {
 const isNumeric = (value: string): boolean => /^-?\d+\.?\d*$/.test(value)
 
 // Names the value by its start only: a foreign value may be large, or hold what should not be logged whole.
-const notOurs = (text: string): string => `the value is not a record of RedisStore (it starts ${JSON.stringify(text.slice(0, 16))})`
+const notOurs = (text: string): string =>
+  `the value is not a record of RedisStore (it starts ${JSON.stringify(text.slice(0, 16))})`
 
 const describe = (reply: unknown): string => Array.isArray(reply) ? `an array of ${reply.length}` : typeof reply

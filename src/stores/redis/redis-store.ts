@@ -16,7 +16,10 @@ import { CLAIM, COMPLETE, FAIL, MANY, READ, RELEASE, type ScriptName } from './s
  *
  * @example
  * ```ts
- * const options: RedisStoreOptions = { client: await createClient({ url: process.env.REDIS_URL }).connect(), keyPrefix: 'idem:' }
+ * const options: RedisStoreOptions = {
+ *   client: await createClient({ url: process.env.REDIS_URL }).connect(),
+ *   keyPrefix: 'idem:'
+ * }
  * ```
  */
 export interface RedisStoreOptions {
@@ -41,9 +44,12 @@ export interface RedisStoreOptions {
 
 const defaults = { keyPrefix: '', maxResponseBytes: 1024 * 1024 }
 
-const OPTION_NAMES = ['client', 'keyPrefix', 'maxResponseBytes'] as const satisfies ReadonlyArray<keyof RedisStoreOptions>
+const OPTION_NAMES = ['client', 'keyPrefix', 'maxResponseBytes'] as const satisfies
+  ReadonlyArray<keyof RedisStoreOptions>
 // Compiles only while every option is listed: a new option cannot be refused as unknown.
-const everyOptionListed: Exclude<keyof RedisStoreOptions, (typeof OPTION_NAMES)[number]> extends never ? true : never = true
+const everyOptionListed: Exclude<keyof RedisStoreOptions, (typeof OPTION_NAMES)[number]> extends never
+  ? true
+  : never = true
 void everyOptionListed
 
 // Keys one `read` takes: on one server, one command for all (an MGET, or READ: well under the
@@ -66,10 +72,20 @@ const EXPIRY_MARGIN_MS = 1000
 /** A script run by its SHA1 (`EVALSHA`), sent whole (`EVAL`) when the server does not know it. */
 interface Script { source: string, sha: string }
 const script = (source: string): Script => ({ source, sha: createHash('sha1').update(source).digest('hex') })
-const SCRIPTS = { claim: script(CLAIM), complete: script(COMPLETE), fail: script(FAIL), release: script(RELEASE), many: script(MANY) }
+const SCRIPTS = {
+  claim: script(CLAIM),
+  complete: script(COMPLETE),
+  fail: script(FAIL),
+  release: script(RELEASE),
+  many: script(MANY)
+}
 
-/** When the key of a record whose `expiry` (epoch seconds) is given expires: epoch milliseconds, as `SET … PXAT` takes them. */
-export const expireAt = (expirySeconds: number, clockSkewMs = 0): number => (expirySeconds + 1) * 1000 + EXPIRY_MARGIN_MS + 2 * clockSkewMs
+/**
+ * When the key of a record whose `expiry` (epoch seconds) is given expires: epoch milliseconds, as
+ * `SET … PXAT` takes them.
+ */
+export const expireAt = (expirySeconds: number, clockSkewMs = 0): number =>
+  (expirySeconds + 1) * 1000 + EXPIRY_MARGIN_MS + 2 * clockSkewMs
 
 /**
  * The Redis store (Redis OSS 6.2+, Valkey, ElastiCache, MemoryDB): one string per record, each
@@ -89,7 +105,9 @@ export const expireAt = (expirySeconds: number, clockSkewMs = 0): number => (exp
  * import { RedisStore } from 'middy-idempotency/redis'
  *
  * const client = await createClient({ url: process.env.REDIS_URL }).connect()
- * export const handler = middy().use(idempotency({ store: new RedisStore({ client, keyPrefix: 'idem:' }) })).handler(perRecord(charge))
+ * export const handler = middy()
+ *   .use(idempotency({ store: new RedisStore({ client, keyPrefix: 'idem:' }) }))
+ *   .handler(perRecord(charge))
  * ```
  */
 export class RedisStore implements IdempotencyStore {
@@ -106,11 +124,15 @@ export class RedisStore implements IdempotencyStore {
   #asked = false
 
   constructor (options: RedisStoreOptions) {
-    if (options === null || typeof options !== 'object') throw new IdempotencyConfigError('RedisStore: options are required ({ client })')
+    if (options === null || typeof options !== 'object') {
+      throw new IdempotencyConfigError('RedisStore: options are required ({ client })')
+    }
     refuseUnknownOptions('RedisStore', options, OPTION_NAMES)
     const { keyPrefix = defaults.keyPrefix, maxResponseBytes = defaults.maxResponseBytes } = options
     if (typeof keyPrefix !== 'string') throw new IdempotencyConfigError('RedisStore: keyPrefix must be a string')
-    if (!Number.isSafeInteger(maxResponseBytes) || maxResponseBytes <= 0) throw new IdempotencyConfigError('RedisStore: maxResponseBytes must be a positive integer')
+    if (!Number.isSafeInteger(maxResponseBytes) || maxResponseBytes <= 0) {
+      throw new IdempotencyConfigError('RedisStore: maxResponseBytes must be a positive integer')
+    }
     this.#connection = connect(options.client)
     this.#prefix = keyPrefix
     registerRedis(this, { connection: this.#connection, prefix: keyPrefix, client: options.client })
@@ -126,23 +148,57 @@ export class RedisStore implements IdempotencyStore {
     this.limits = { maxResponseBytes, maxReadKeys: MAX_READ_KEYS, concurrency: CONCURRENCY }
   }
 
-  async claim (record: ClaimRecord, nowMs: number, { clockSkewMs }: StoreCallOptions = {}): Promise<IdempotencyRecord | undefined> {
+  async claim (
+    record: ClaimRecord,
+    nowMs: number,
+    { clockSkewMs }: StoreCallOptions = {}
+  ): Promise<IdempotencyRecord | undefined> {
     const { leaseToken, payloadHash = '' } = record
-    if (leaseToken === '' || !fitsHeader(leaseToken) || !fitsHeader(payloadHash)) this.#fault('claim', record.key, 'an empty lease token, or a lease token or payload hash with a line break, cannot be stored')
+    if (leaseToken === '' || !fitsHeader(leaseToken) || !fitsHeader(payloadHash)) {
+      this.#fault('claim', record.key,
+        'an empty lease token, or a lease token or payload hash with a line break, cannot be stored')
+    }
     const reply = await this.#run('claim', record.key, [
-      String(nowMs), String(Math.floor(nowMs / 1000)), leaseToken, String(record.expiry), String(record.inProgressExpiry), payloadHash, String(expireAt(record.expiry, clockSkewMs))
+      String(nowMs),
+      String(Math.floor(nowMs / 1000)),
+      leaseToken,
+      String(record.expiry),
+      String(record.inProgressExpiry),
+      payloadHash,
+      String(expireAt(record.expiry, clockSkewMs))
     ])
     if (reply === null) return undefined
     // Never "claimed" on a reply we cannot read: that would run the work unprotected.
-    return this.#record('claim', record.key, reply) ?? this.#fault('claim', record.key, 'the claim was refused with no record in the way')
+    return this.#record('claim', record.key, reply) ??
+      this.#fault('claim', record.key, 'the claim was refused with no record in the way')
   }
 
-  async complete (key: string, leaseToken: string, outcome: { expiry: number, responseData?: string }, { clockSkewMs }: StoreCallOptions = {}): Promise<boolean> {
-    return await this.#fenced('complete', key, [leaseToken, String(outcome.expiry), completedBody(outcome.responseData), String(expireAt(outcome.expiry, clockSkewMs))])
+  async complete (
+    key: string,
+    leaseToken: string,
+    outcome: { expiry: number, responseData?: string },
+    { clockSkewMs }: StoreCallOptions = {}
+  ): Promise<boolean> {
+    return await this.#fenced('complete', key, [
+      leaseToken,
+      String(outcome.expiry),
+      completedBody(outcome.responseData),
+      String(expireAt(outcome.expiry, clockSkewMs))
+    ])
   }
 
-  async fail (key: string, leaseToken: string, outcome: { expiry: number, error: StoredError }, { clockSkewMs }: StoreCallOptions = {}): Promise<boolean> {
-    return await this.#fenced('fail', key, [leaseToken, String(outcome.expiry), failedBody(outcome.error), String(expireAt(outcome.expiry, clockSkewMs))])
+  async fail (
+    key: string,
+    leaseToken: string,
+    outcome: { expiry: number, error: StoredError },
+    { clockSkewMs }: StoreCallOptions = {}
+  ): Promise<boolean> {
+    return await this.#fenced('fail', key, [
+      leaseToken,
+      String(outcome.expiry),
+      failedBody(outcome.error),
+      String(expireAt(outcome.expiry, clockSkewMs))
+    ])
   }
 
   async release (key: string, leaseToken: string): Promise<boolean> {
@@ -176,7 +232,9 @@ export class RedisStore implements IdempotencyStore {
     try {
       const redisKeys = keys.map((key) => this.#prefix + key)
       const reply = await this.#connection.send(redisKeys[0] as string,
-        this.#connection.readsFromPrimary ? ['MGET', ...redisKeys] : ['EVAL', READ, String(redisKeys.length), ...redisKeys])
+        this.#connection.readsFromPrimary
+          ? ['MGET', ...redisKeys]
+          : ['EVAL', READ, String(redisKeys.length), ...redisKeys])
       if (Array.isArray(reply) && reply.length === keys.length) return reply
     } catch (error) {
       if (isCrossSlot(error)) this.#readAtOnce = false
@@ -186,8 +244,12 @@ export class RedisStore implements IdempotencyStore {
 
   /** Each key's record, one command each, pipelined (one round trip per node): never a cross-slot command. */
   async #readEach (keys: readonly string[]): Promise<unknown[]> {
-    if (this.#connection.readsFromPrimary) return await this.#connection.sendEach(keys.map((key) => ({ key: this.#prefix + key, args: ['GET', this.#prefix + key] })))
-    const replies = await this.#connection.sendEach(keys.map((key) => ({ key: this.#prefix + key, args: ['EVAL', READ, '1', this.#prefix + key] })))
+    if (this.#connection.readsFromPrimary) {
+      return await this.#connection.sendEach(
+        keys.map((key) => ({ key: this.#prefix + key, args: ['GET', this.#prefix + key] })))
+    }
+    const replies = await this.#connection.sendEach(
+      keys.map((key) => ({ key: this.#prefix + key, args: ['EVAL', READ, '1', this.#prefix + key] })))
     // READ answers an array of one: its one key's value.
     return replies.map((reply) => Array.isArray(reply) && reply.length === 1 ? reply[0] as unknown : reply)
   }
@@ -199,7 +261,10 @@ export class RedisStore implements IdempotencyStore {
     return this.#fault(operation, key, `the script answered ${JSON.stringify(reply)}, not 1 or 0`)
   }
 
-  /** Runs the script of `operation` about one key (with the others of its burst, on one server); a failure becomes the store's error. */
+  /**
+   * Runs the script of `operation` about one key (with the others of its burst, on one server); a
+   * failure becomes the store's error.
+   */
   async #run (operation: ScriptName, key: string, args: string[]): Promise<unknown> {
     const redisKey = this.#prefix + key
     try {
@@ -218,7 +283,10 @@ export class RedisStore implements IdempotencyStore {
     }
   }
 
-  /** `EVALSHA`, and on NOSCRIPT (a restart, a failover, SCRIPT FLUSH) `EVAL` of the source, which caches it again. Routed by the first key. */
+  /**
+   * `EVALSHA`, and on NOSCRIPT (a restart, a failover, SCRIPT FLUSH) `EVAL` of the source, which caches it
+   * again. Routed by the first key.
+   */
   async #eval ({ source, sha }: Script, keys: readonly string[], args: readonly string[]): Promise<unknown> {
     const route = keys[0] as string
     try {
@@ -235,15 +303,19 @@ export class RedisStore implements IdempotencyStore {
   }
 
   #fault (operation: StoreOperation, key: string, problem: string): never {
-    throw new IdempotencyStoreError(operation, `${operation} of key ${this.#prefix + key} on Redis (${this.#connection.family}): ${problem}`, { key })
+    throw new IdempotencyStoreError(operation,
+      `${operation} of key ${this.#prefix + key} on Redis (${this.#connection.family}): ${problem}`, { key })
   }
 
   #error (operation: StoreOperation, key: string | undefined, error: unknown): IdempotencyStoreError {
     const where = key === undefined ? '' : ` of key ${this.#prefix + key}`
     const text = errorText(error)
     // A server older than Redis 6.2 refuses SET's PXAT as a syntax error, which says nothing of why.
-    const hint = /\bsyntax error\b/i.test(text) && operation !== 'read' && operation !== 'release' ? ' (RedisStore needs Redis OSS 6.2 or later, or Valkey: its writes use SET … PXAT)' : ''
-    return new IdempotencyStoreError(operation, `${operation}${where} on Redis (${this.#connection.family}) failed: ${text}${hint}`,
+    const hint = /\bsyntax error\b/i.test(text) && operation !== 'read' && operation !== 'release'
+      ? ' (RedisStore needs Redis OSS 6.2 or later, or Valkey: its writes use SET … PXAT)'
+      : ''
+    return new IdempotencyStoreError(operation,
+      `${operation}${where} on Redis (${this.#connection.family}) failed: ${text}${hint}`,
       { ...(key === undefined ? {} : { key }), cause: error })
   }
 }

@@ -45,12 +45,14 @@ if v then
   local s, e, l = ${HEADER}
   local expiry = string.match(e or '', ${NUMBER}) and tonumber(e)
   local lease = string.match(l or '', ${NUMBER}) and tonumber(l)
-  if not expiry or (l ~= '' and not lease) or (s ~= 'IN_PROGRESS' and s ~= 'COMPLETED' and s ~= 'FAILED') then return v end
+  if not expiry or (l ~= '' and not lease) then return v end
+  if s ~= 'IN_PROGRESS' and s ~= 'COMPLETED' and s ~= 'FAILED' then return v end
   local expired = expiry < tonumber(ARGV[2])
   local lapsed = s == 'IN_PROGRESS' and (lease or 0) < tonumber(ARGV[1])
   if not expired and not lapsed then return v end
 end
-redis.call('SET', KEYS[1], 'IN_PROGRESS\n' .. ARGV[4] .. '\n' .. ARGV[5] .. '\n' .. ARGV[3] .. '\n' .. ARGV[6] .. '\n', 'PXAT', ARGV[7])
+redis.call('SET', KEYS[1], 'IN_PROGRESS\n' .. ARGV[4] .. '\n' .. ARGV[5] .. '\n' .. ARGV[3] .. '\n' .. ARGV[6] .. '\n',
+  'PXAT', ARGV[7])
 return false
 `
 
@@ -65,7 +67,8 @@ local v = redis.call('GET', KEYS[1])
 if not v then return 0 end
 local s, e, l, t, p = ${HEADER}
 if t ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], '${status}\n' .. ARGV[2] .. '\n' .. l .. '\n' .. t .. '\n' .. p .. '\n' .. ARGV[3], 'PXAT', ARGV[4])
+redis.call('SET', KEYS[1], '${status}\n' .. ARGV[2] .. '\n' .. l .. '\n' .. t .. '\n' .. p .. '\n' .. ARGV[3],
+  'PXAT', ARGV[4])
 return 1
 `
 

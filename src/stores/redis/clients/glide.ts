@@ -6,7 +6,10 @@ import { normalise, type RedisConnection } from '../connection.js'
  * @example
  * ```ts
  * import { GlideClusterClient } from '@valkey/valkey-glide'
- * const client: GlideClientLike = await GlideClusterClient.createClient({ addresses: [{ host: 'clustercfg.my-cache.example', port: 6379 }], useTLS: true })
+ * const client: GlideClientLike = await GlideClusterClient.createClient({
+ *   addresses: [{ host: 'clustercfg.my-cache.example', port: 6379 }],
+ *   useTLS: true
+ * })
  * ```
  */
 export interface GlideClientLike {
@@ -18,7 +21,8 @@ export interface GlideClientLike {
 export const isGlide = (client: Record<string, unknown>): boolean => typeof client.customCommand === 'function'
 
 /** Whether `client` is a `GlideClusterClient`: only it calls a function with a route. */
-const isGlideCluster = (client: GlideClientLike): boolean => typeof (client as unknown as Record<string, unknown>).fcallWithRoute === 'function'
+const isGlideCluster = (client: GlideClientLike): boolean =>
+  typeof (client as unknown as Record<string, unknown>).fcallWithRoute === 'function'
 
 /**
  * In a cluster, every command names its route: the primary of its key's slot (GLIDE's own
@@ -30,7 +34,9 @@ const isGlideCluster = (client: GlideClientLike): boolean => typeof (client as u
 export const glideConnection = (client: GlideClientLike): RedisConnection => {
   const cluster = isGlideCluster(client)
   const send = async (key: string, args: readonly string[]): Promise<unknown> =>
-    normalise(await (cluster ? client.customCommand([...args], { route: { type: 'primarySlotKey', key } }) : client.customCommand([...args])))
+    normalise(await (cluster
+      ? client.customCommand([...args], { route: { type: 'primarySlotKey', key } })
+      : client.customCommand([...args])))
   return {
     family: cluster ? 'Valkey GLIDE cluster client' : 'Valkey GLIDE client',
     oneServer: !cluster,

@@ -28,7 +28,10 @@ export interface IORedisPipeline {
   exec (): Promise<Array<[Error | null, unknown]> | null>
 }
 
-/** Whether `client` is of the ioredis family (iovalkey is its fork): ioredis's `sendCommand` takes a Command object, so this is asked first. */
+/**
+ * Whether `client` is of the ioredis family (iovalkey is its fork): ioredis's `sendCommand` takes a
+ * Command object, so this is asked first.
+ */
 export const isIORedis = (client: Record<string, unknown>): boolean =>
   typeof client.call === 'function' && typeof client.pipeline === 'function'
 
@@ -38,7 +41,10 @@ export const isIORedis = (client: Record<string, unknown>): boolean =>
 const nameOf = (command: string | undefined): string => (command as string).toLowerCase()
 
 /** Runs `commands` as one pipeline: one write, one round trip. */
-const pipelined = async (client: IORedisClient, commands: ReadonlyArray<{ args: readonly string[] }>): Promise<unknown[]> => {
+const pipelined = async (
+  client: IORedisClient,
+  commands: ReadonlyArray<{ args: readonly string[] }>
+): Promise<unknown[]> => {
   const pipeline = client.pipeline()
   for (const { args: [command, ...args] } of commands) pipeline.call(nameOf(command), ...args)
   const results = await pipeline.exec() ?? []
@@ -56,10 +62,17 @@ const pipelined = async (client: IORedisClient, commands: ReadonlyArray<{ args: 
  * ioredis routes by key (and redirects on MOVED/ASK).
  */
 export const ioredisConnection = (client: IORedisClient): RedisConnection => {
-  const send = async (_key: string, [command, ...args]: readonly string[]): Promise<unknown> => normalise(await client.call(nameOf(command), ...args))
+  const send = async (_key: string, [command, ...args]: readonly string[]): Promise<unknown> =>
+    normalise(await client.call(nameOf(command), ...args))
   if (client.isCluster !== true) {
     // One connection, to the server that also takes the writes.
-    return { family: 'ioredis', oneServer: true, readsFromPrimary: true, send, sendEach: async (commands) => await pipelined(client, commands) }
+    return {
+      family: 'ioredis',
+      oneServer: true,
+      readsFromPrimary: true,
+      send,
+      sendEach: async (commands) => await pipelined(client, commands)
+    }
   }
   const { keyPrefix: ownPrefix, scaleReads } = (client.options ?? {}) as { keyPrefix?: unknown, scaleReads?: unknown }
   const prefix = typeof ownPrefix === 'string' ? ownPrefix : ''

@@ -6,7 +6,9 @@ import { normalise, type RedisConnection } from '../connection.js'
  *
  * @example
  * ```ts
- * const cluster: NodeRedisClusterClient = await createCluster({ rootNodes: [{ url: 'redis://10.0.0.1:6379' }] }).connect()
+ * const cluster: NodeRedisClusterClient = await createCluster({
+ *   rootNodes: [{ url: 'redis://10.0.0.1:6379' }]
+ * }).connect()
  * ```
  */
 export interface NodeRedisClusterClient {
@@ -25,7 +27,8 @@ export const isNodeRedisCluster = (client: Record<string, unknown>): boolean =>
  * tick together — one round trip per node.
  */
 export const nodeRedisClusterConnection = (client: NodeRedisClusterClient): RedisConnection => {
-  const send = async (key: string, args: readonly string[]): Promise<unknown> => normalise(await client.sendCommand(key, false, [...args]))
+  const send = async (key: string, args: readonly string[]): Promise<unknown> =>
+    normalise(await client.sendCommand(key, false, [...args]))
   return {
     family: 'node-redis cluster',
     oneServer: false,

@@ -18,8 +18,12 @@ export interface SendCommandClient {
  * once: node-redis writes the commands issued in one tick together (one round trip), and a
  * plain `sendCommand` of the user's gets them without waiting between them.
  */
-export const sendCommandConnection = (client: SendCommandClient, family = 'node-redis client (or { sendCommand(args) })'): RedisConnection => {
-  const send = async (_key: string, args: readonly string[]): Promise<unknown> => normalise(await client.sendCommand([...args]))
+export const sendCommandConnection = (
+  client: SendCommandClient,
+  family = 'node-redis client (or { sendCommand(args) })'
+): RedisConnection => {
+  const send = async (_key: string, args: readonly string[]): Promise<unknown> =>
+    normalise(await client.sendCommand([...args]))
   return {
     family,
     oneServer: true,
