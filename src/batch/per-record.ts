@@ -70,7 +70,7 @@ export function perRecord<TRecord, TResult> (
     if (batch !== undefined) {
       return await runBatch(batch, records as TRecord[], fn, { context, signal, concurrency: concurrency ?? batch.limits.recordConcurrency }) as Array<PromiseSettledResult<TResult>>
     }
-    return await runPlain(event, records as TRecord[], fn, { context, signal, concurrency: concurrency ?? defaults.concurrency })
+    return await runPlain(event, records as TRecord[], fn, { context, signal, concurrency: concurrency ?? defaults.maxStoreRequests })
   }
 }
 

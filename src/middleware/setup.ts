@@ -6,8 +6,8 @@ import { lifecycleConfig, resolveOptions, type IdempotencyOptions, type Resolved
 /** What every event family of one middleware shares: its options, its lifecycle, and how it selects a key. */
 export interface Setup {
   resolved: ResolvedOptions
-  /** The `concurrency` option as given (records run at once default to it, not to the store's bound). */
-  concurrency?: number
+  /** The `maxStoreRequests` option as given (records run at once default to it, not to the store's bound). */
+  maxStoreRequests?: number
   config: LifecycleConfig
   /** The key and payload selection, from the options or else from `defaults`; `defaultKeyName` names the default key in errors. */
   selection: (defaults: { key: Selector, payload: Selector }, defaultKeyName: string, encoded?: EncodedParts) => Selection
@@ -25,5 +25,6 @@ export const setUp = (options: IdempotencyOptions<any>): Setup => {
       : resolved.key === undefined ? defaultKeyName : 'the key function'
     return { namespace: resolved.namespace, key, keyName, defaultKey: resolved.key === undefined, ...(payload === undefined ? {} : { payload }) }
   }
-  return { resolved, ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }), config, selection }
+  const { maxStoreRequests } = options
+  return { resolved, ...(maxStoreRequests === undefined ? {} : { maxStoreRequests }), config, selection }
 }
