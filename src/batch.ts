@@ -1,14 +1,19 @@
 /**
  * middy-idempotency/batch: `idempotency` for SQS, Kinesis, DynamoDB Streams and Kafka batches, and
  * `perRecord`. The same middleware as the main entry's, without the whole-event and HTTP code a
- * batch consumer never runs. Types, errors and `MemoryStore` come from `middy-idempotency`.
+ * batch consumer never runs. It exports the types its signatures spell out; the types a user
+ * names (the options' store, logger, outcome), the errors and `MemoryStore` come from
+ * `middy-idempotency`.
  */
 import { batchFamily } from './middleware/batch-family.js'
 import { idempotencyFor } from './middleware/idempotency.js'
 
 export { perRecord } from './batch/per-record.js'
 export type { IdempotencyMiddleware } from './middleware/idempotency.js'
-export type { IdempotencyOptions, IdempotencyRequest, BatchEvent, RecordOf, RecordTools, PerRecordOptions, PerRecordHandler } from './types.js'
+export type {
+  IdempotencyOptions, IdempotencyRequest, MiddyRequest, IdempotencyHandlerContext, UnitOf, FailureDecision, FailureInfo,
+  BatchEvent, RecordOf, RecordTools, PerRecordOptions, PerRecordHandler
+} from './types.js'
 
 /**
  * Makes a Middy handler of SQS, Kinesis, DynamoDB Streams or Kafka batches idempotent per record,
