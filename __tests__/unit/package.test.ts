@@ -148,7 +148,7 @@ describe('consumers of the packed tarball', () => {
         const m = ${load}
         const lapsed = { key: 'k', status: 'IN_PROGRESS', expiry: 9, inProgressExpiry: 1000, leaseToken: 't' }
         const keys = Object.keys(m).filter((k) => k !== '__esModule').sort()
-        const files = loaded.filter((url) => url.includes('/node_modules/')).map((url) => url.split('/node_modules/')[1])
+        const files = loaded.filter((u) => u.includes('/node_modules/')).map((u) => u.split('/node_modules/')[1])
         const claimable = m.isClaimable(lapsed, 2000)
         console.log(JSON.stringify({ keys, claimable, loaded: [...new Set(files)].sort() }))
       })()
