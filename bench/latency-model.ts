@@ -38,8 +38,10 @@ const modelClient = (): DynamoDBClient => {
 
 type Invoke = (event: SQSEvent, context: Context) => Promise<unknown>
 const subjects: Array<[string, () => Invoke]> = [
-  ['ours (maxStoreRequests 50, the default)', () => createOursHandler({ tableName: 'model', client: modelClient() }) as unknown as Invoke],
-  ['ours (maxStoreRequests 32)', () => createOursHandler({ tableName: 'model', client: modelClient(), maxStoreRequests: 32 }) as unknown as Invoke],
+  ['ours (maxStoreRequests 50, the default)',
+    () => createOursHandler({ tableName: 'model', client: modelClient() }) as unknown as Invoke],
+  ['ours (maxStoreRequests 32)',
+    () => createOursHandler({ tableName: 'model', client: modelClient(), maxStoreRequests: 32 }) as unknown as Invoke],
   ['theirs', () => createTheirsHandler({ tableName: 'model', client: modelClient() }) as Invoke]
 ]
 

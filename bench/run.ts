@@ -273,7 +273,9 @@ const main = async (): Promise<void> => {
     say()
     const mb = (bytes: number): string => `${fmt(bytes / 1024 / 1024, 1)} MB`
     const kb = (bytes: number): string => `${fmt(bytes / 1024, 1)} KB`
-    say(table(['records', 'source', 'workload', 'maxStoreRequests option', 'measured', 'batch ms', 'requests', 'max requests in flight', 'RSS before', 'peak RSS (sampled)', 'per record', 'failed'],
+    const columns = ['records', 'source', 'workload', 'maxStoreRequests option', 'measured', 'batch ms', 'requests',
+      'max requests in flight', 'RSS before', 'peak RSS (sampled)', 'per record', 'failed']
+    say(table(columns,
       memory.map((m) => [m.records.toLocaleString('en'), m.source, m.workload, String(m.concurrency), m.measure === 'live' ? 'live heap' : m.heapCapMb === undefined ? 'RSS' : `RSS, old space ≤ ${m.heapCapMb} MB`, fmt(m.ms, 0), String(m.requests), String(m.maxInFlight),
         mb(m.rssBeforeBytes), mb(m.rssPeakSampledBytes),
         kb(m.measure === 'live' ? (m.heapPeakLiveBytes - m.heapBeforeBytes) / m.records : (m.rssPeakSampledBytes - m.rssBeforeBytes) / m.records), String(m.failed)])))

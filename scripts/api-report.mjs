@@ -50,7 +50,8 @@ const exportersByName = (() => {
   })
   const checker = program.getTypeChecker()
   const declared = new Map()
-  for (const file of program.getSourceFiles().filter((f) => !relative(join(repo, 'dist'), f.fileName).startsWith('..'))) {
+  const inDist = (file) => !relative(join(repo, 'dist'), file.fileName).startsWith('..')
+  for (const file of program.getSourceFiles().filter(inDist)) {
     for (const statement of file.statements) {
       const names = ts.isVariableStatement(statement)
         ? statement.declarationList.declarations.map((d) => d.name.getText(file))

@@ -1,5 +1,7 @@
 import { IdempotencyStoreError, type IdempotencyStore } from '../../src/index.js'
-import type { ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, StoreCallOptions, StoredError } from '../../src/store.js'
+import type {
+  ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, StoreCallOptions, StoredError
+} from '../../src/store.js'
 import type { Invocation } from './invocation.js'
 import { streamFor } from './prng.js'
 import type { VirtualClock } from './virtual-clock.js'

@@ -41,7 +41,7 @@ describe('what each entry point carries', () => {
     expect(root).toContain('src/unit/whole-event.ts')
   })
 
-  it('middy-idempotency/store: the store contract and isClaimable only, no store, no SDK, no Redis client', async () => {
+  it('middy-idempotency/store: the store contract and isClaimable, no store, no SDK, no Redis client', async () => {
     const { metafile } = await build({
       entryPoints: ['./src/store.ts'],
       bundle: true, format: 'esm', platform: 'node', write: false, metafile: true, logLevel: 'silent'

@@ -82,7 +82,8 @@ test('the description names every event source and store the package works with'
 const publicExports = [
   'HttpServerErrorResponse', 'IdempotencyConfigError', 'IdempotencyError', 'IdempotencyFailedError', 'IdempotencyHeldBackError',
   'IdempotencyInProgressError', 'IdempotencyKeyError', 'IdempotencyLeaseLostError', 'IdempotencyPayloadMismatchError', 'IdempotencyResponseError',
-  'IdempotencyStoreError', 'IdempotencyTransactError', 'MemoryStore', 'default', 'idempotency', 'makeIdempotent', 'perRecord'
+  'IdempotencyStoreError', 'IdempotencyTransactError', 'MemoryStore', 'default', 'idempotency', 'makeIdempotent',
+  'perRecord'
 ]
 
 test('the built entry point exports the public contract', async () => {
@@ -120,7 +121,12 @@ describe('consumers of the packed tarball', () => {
     const store = new m.DynamoDBStore({ tableName: 'IdempotencyStore', clientConfig: { region: 'us-east-1' } })
     console.log(JSON.stringify({ keys: Object.keys(m).filter((k) => k !== '__esModule').sort(), limits: store.limits }))
   `
-  const storeExpected = { keys: ['DynamoDBStore', 'createTable', 'inspectRecord', 'listRecords', 'releaseRecord', 'transactions'], limits: { maxStoreRequests: 1250, maxResponseBytes: 398 * 1024, maxReadKeys: 100, transaction: { maxWrites: 99, maxBytes: 4 * 1024 * 1024 } } }
+  const storeExpected = {
+    keys: ['DynamoDBStore', 'createTable', 'inspectRecord', 'listRecords', 'releaseRecord', 'transactions'],
+    limits: {
+      maxStoreRequests: 1250, maxResponseBytes: 398 * 1024, maxReadKeys: 100, transaction: { maxWrites: 99, maxBytes: 4 * 1024 * 1024 }
+    }
+  }
 
   test('middy-idempotency/redis, its own entry point, is imported and required alike, and loads no AWS SDK module', () => {
     const probe = (how: string, sdkLoaded: string): string => `
@@ -128,7 +134,11 @@ describe('consumers of the packed tarball', () => {
       const store = new m.RedisStore({ client: { sendCommand: async () => null } })
       console.log(JSON.stringify({ keys: Object.keys(m).filter((k) => k !== '__esModule').sort(), limits: store.limits, sdkLoaded: ${sdkLoaded} }))
     `
-    const expected = { keys: ['RedisStore', 'inspectRecord', 'listRecords', 'releaseRecord'], limits: { maxResponseBytes: 1024 * 1024, maxReadKeys: 1000, maxStoreRequests: 1000 }, sdkLoaded: false }
+    const expected = {
+      keys: ['RedisStore', 'inspectRecord', 'listRecords', 'releaseRecord'],
+      limits: { maxResponseBytes: 1024 * 1024, maxReadKeys: 1000, maxStoreRequests: 1000 },
+      sdkLoaded: false
+    }
     expect(run('redis.mjs', probe("await import('middy-idempotency/redis')", 'false'))).toEqual(expected)
     // CommonJS shows every module it loaded in require.cache, ES modules loaded by require() included.
     expect(run('redis.cjs', probe("require('middy-idempotency/redis')", "Object.keys(require.cache).some((path) => path.includes('@aws-sdk'))"))).toEqual(expected)

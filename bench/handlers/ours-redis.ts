@@ -17,10 +17,14 @@ import type { RedisClientLike } from '../../src/redis.js'
 import { work } from './work.js'
 
 /** `maxStoreRequests`: the middleware's option, left at its default (50) unless given. */
-export const createOursRedisHandler = ({ client, maxStoreRequests }: { client: RedisClientLike, maxStoreRequests?: number }) =>
+export const createOursRedisHandler = (
+  { client, maxStoreRequests }: { client: RedisClientLike, maxStoreRequests?: number }
+) =>
   middy<SQSEvent>()
     .use(sqsPartialBatchFailure())
-    .use(idempotency({ store: new RedisStore({ client }), ...(maxStoreRequests === undefined ? {} : { maxStoreRequests }) }))
+    .use(idempotency({
+      store: new RedisStore({ client }), ...(maxStoreRequests === undefined ? {} : { maxStoreRequests })
+    }))
     .handler(perRecord(work))
 
 export const handler = createOursRedisHandler({ client: createClient({ url: process.env.REDIS_URL }) })

@@ -120,7 +120,8 @@ interface Primary { state: RecordState, unit: Unit }
  * `maxStoreRequests` places (they bound the claims, the store's requests, not the groups).
  */
 const claimInOrder = async (
-  source: BatchSource, maxStoreRequests: number, batch: Batch, claimOne: (primary: Primary) => Promise<void>, copiesWait: boolean
+  source: BatchSource, maxStoreRequests: number, batch: Batch, claimOne: (primary: Primary) => Promise<void>,
+  copiesWait: boolean
 ): Promise<void> => {
   const states = batch.records
   const requests = new Bound(maxStoreRequests)

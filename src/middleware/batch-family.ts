@@ -11,7 +11,9 @@ import type { Setup } from './setup.js'
  * The batch events of one middleware (SQS, Kinesis, DynamoDB Streams, Kafka): the hooks of the
  * request's source, made the first time the source is met, or undefined when the event is no batch.
  */
-export const batchFamily = ({ resolved, maxStoreRequests, config, selection }: Setup): (request: MiddyRequest) => Hooks | undefined => {
+export const batchFamily = (
+  { resolved, maxStoreRequests, config, selection }: Setup
+): (request: MiddyRequest) => Hooks | undefined => {
   const handler = new HandlerKind()
   const forced = resolved.mode === 'auto' || resolved.mode === 'event' ? undefined : sourceByMode(resolved.mode)
   const adapters = new Map<BatchSource, Hooks>()

@@ -3,7 +3,9 @@ import { GetItemCommand } from '@aws-sdk/client-dynamodb'
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb'
 import middy from '@middy/core'
 import type { APIGatewayProxyEventV2, SQSEvent, SQSRecord } from 'aws-lambda'
-import { idempotency, IdempotencyConfigError, perRecord, type IdempotencyContext, type RecordTools } from '../../../src/index.js'
+import {
+  idempotency, IdempotencyConfigError, perRecord, type IdempotencyContext, type RecordTools
+} from '../../../src/index.js'
 import type { TransactItem } from '../../../src/store.js'
 import { idempotency as batchIdempotency, perRecord as batchPerRecord } from '../../../src/batch.js'
 import { DynamoDBStore, transactions } from '../../../src/dynamodb.js'

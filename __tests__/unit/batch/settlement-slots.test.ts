@@ -67,7 +67,9 @@ describe.each(batchMiddyVersions)('perRecord: a record\'s slot is its work\'s, i
     const started: string[] = []
     const handler = middy<SQSEvent>()
       .use(sqsPartialBatchFailure({ logger: false as never }))
-      .use(idempotency({ store, logger: false, ...(options.store === undefined ? {} : { maxStoreRequests: options.store }) }))
+      .use(idempotency({
+        store, logger: false, ...(options.store === undefined ? {} : { maxStoreRequests: options.store })
+      }))
       .handler(perRecord(async (record: SQSRecord, { key, transact }) => {
         store.bodyOf.set(key as string, record.body)
         started.push(record.body)

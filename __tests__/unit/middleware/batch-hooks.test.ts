@@ -97,12 +97,13 @@ describe('SQS batch with MemoryStore', () => {
 
   test('store requests in flight never exceed the maxStoreRequests option', async () => {
     const store = new CountingStore()
-    await consumer(store, async () => 'ok', { maxStoreRequests: 4 }).invoke(Array.from({ length: 50 }, (_, i) => sqsRecord(i)))
+    await consumer(store, async () => 'ok', { maxStoreRequests: 4 })
+      .invoke(Array.from({ length: 50 }, (_, i) => sqsRecord(i)))
     expect(store.maxInFlight).toBe(4)
     expect(store.records()).toHaveLength(50)
   })
 
-  test('reads of many redeliveries stay within the maxStoreRequests bound, as many keys a read as the store takes (here 100)', async () => {
+  test('reads of many redeliveries stay within maxStoreRequests, as many keys a read as the store takes (100)', async () => {
     const store = new CountingStore({ limits: { maxResponseBytes: 1024 * 1024, maxReadKeys: 100 } })
     const { invoke } = consumer(store, async () => 'ok', { maxStoreRequests: 2 })
     const records = Array.from({ length: 500 }, (_, i) => sqsRecord(i))

@@ -73,7 +73,8 @@ test("perRecord does not take a store's larger request bound as its own: with no
   const { sqsEvent, sqsRecord, lambdaContext } = await import('../../support/sqs.js')
   const records = Array.from({ length: 120 }, (_, i) => sqsRecord({ n: i }))
   // A store that takes 1,000 requests at once (as RedisStore states), in memory.
-  const store = new MemoryStore({ limits: { maxResponseBytes: 1024 * 1024, maxReadKeys: 1000, maxStoreRequests: 1000 } })
+  const limits = { maxResponseBytes: 1024 * 1024, maxReadKeys: 1000, maxStoreRequests: 1000 }
+  const store = new MemoryStore({ limits })
   let running = 0
   let most = 0
   const handler = middy().use(idempotency({ store, logger: false })).handler(perRecord(async () => {

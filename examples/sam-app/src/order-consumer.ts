@@ -17,7 +17,9 @@ import middy from '@middy/core'
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
 import { idempotency, perRecord } from 'middy-idempotency/batch'
-import { IdempotencyTransactError, type IdempotencyLogger, type IdempotencyStore, type OutcomeReport } from 'middy-idempotency'
+import {
+  IdempotencyTransactError, type IdempotencyLogger, type IdempotencyStore, type OutcomeReport
+} from 'middy-idempotency'
 import { DynamoDBStore, transactions, type TransactItem } from 'middy-idempotency/dynamodb'
 
 /** The message body the shop sends when a customer checks out. */
