@@ -10,7 +10,7 @@ const common = {
     '^(\\.{1,2}/.*)\\.js$': '$1',
     // The package by name, as examples/sam-app imports it: the paths of tsconfig.json.
     '^middy-idempotency$': '<rootDir>/src/index.ts',
-    '^middy-idempotency/(batch|event|dynamodb|redis)$': '<rootDir>/src/$1.ts'
+    '^middy-idempotency/(batch|event|dynamodb|redis|store)$': '<rootDir>/src/$1.ts'
   },
   transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json', diagnostics: false }] as [string, Record<string, unknown>] },
   setupFiles: ['<rootDir>/__tests__/support/env.ts']

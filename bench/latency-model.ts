@@ -5,7 +5,7 @@
  * batch time hides how each one schedules its requests. Here every request succeeds after
  * a fixed round trip (RTT_MS, default 5) with at most 50 at once (the SDK's default socket
  * pool), so the time is the client's own schedule. Only the all-new workload can be modelled
- * this way (every request succeeds with an empty answer). Used to size `concurrency`.
+ * this way (every request succeeds with an empty answer). Used to size `maxStoreRequests`.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import type { Context, SQSEvent } from 'aws-lambda'
@@ -38,8 +38,10 @@ const modelClient = (): DynamoDBClient => {
 
 type Invoke = (event: SQSEvent, context: Context) => Promise<unknown>
 const subjects: Array<[string, () => Invoke]> = [
-  ['ours (concurrency 50, the default)', () => createOursHandler({ tableName: 'model', client: modelClient() }) as unknown as Invoke],
-  ['ours (concurrency 32)', () => createOursHandler({ tableName: 'model', client: modelClient(), concurrency: 32 }) as unknown as Invoke],
+  ['ours (maxStoreRequests 50, the default)',
+    () => createOursHandler({ tableName: 'model', client: modelClient() }) as unknown as Invoke],
+  ['ours (maxStoreRequests 32)',
+    () => createOursHandler({ tableName: 'model', client: modelClient(), maxStoreRequests: 32 }) as unknown as Invoke],
   ['theirs', () => createTheirsHandler({ tableName: 'model', client: modelClient() }) as Invoke]
 ]
 

@@ -57,7 +57,7 @@ const REDIS_ROUNDS = quick ? 5 : 31
 const REDIS_WARMUP = quick ? 3 : 10
 // What the proxy adds to each write of a client: about one round trip within an AZ.
 const REDIS_DELAY_MS = Number(process.env.BENCH_REDIS_DELAY_MS ?? 1)
-// Ours' `concurrency` in the redis section, to see what the default (50) costs in round trips.
+// Ours' `maxStoreRequests` in the redis section, to see what the default (50) costs in round trips.
 // What the proxy adds to each DynamoDB request in the dynamodb-latency section: a request to DynamoDB in the same Region.
 const DYNAMODB_DELAY_MS = Number(process.env.BENCH_DYNAMODB_DELAY_MS ?? 5)
 // A 1,000-record round through the proxy is about 2 s of DynamoDB Local's time on 2 cores.
@@ -273,7 +273,9 @@ const main = async (): Promise<void> => {
     say()
     const mb = (bytes: number): string => `${fmt(bytes / 1024 / 1024, 1)} MB`
     const kb = (bytes: number): string => `${fmt(bytes / 1024, 1)} KB`
-    say(table(['records', 'source', 'workload', 'concurrency option', 'measured', 'batch ms', 'requests', 'max requests in flight', 'RSS before', 'peak RSS (sampled)', 'per record', 'failed'],
+    const columns = ['records', 'source', 'workload', 'maxStoreRequests option', 'measured', 'batch ms', 'requests',
+      'max requests in flight', 'RSS before', 'peak RSS (sampled)', 'per record', 'failed']
+    say(table(columns,
       memory.map((m) => [m.records.toLocaleString('en'), m.source, m.workload, String(m.concurrency), m.measure === 'live' ? 'live heap' : m.heapCapMb === undefined ? 'RSS' : `RSS, old space ≤ ${m.heapCapMb} MB`, fmt(m.ms, 0), String(m.requests), String(m.maxInFlight),
         mb(m.rssBeforeBytes), mb(m.rssPeakSampledBytes),
         kb(m.measure === 'live' ? (m.heapPeakLiveBytes - m.heapBeforeBytes) / m.records : (m.rssPeakSampledBytes - m.rssBeforeBytes) / m.records), String(m.failed)])))
@@ -286,7 +288,7 @@ const main = async (): Promise<void> => {
       `The rows with the old space capped at ${HEAP_CAP_MB} MB (\`--max-old-space-size\`) run the same batches where V8 must collect rather than grow: ` +
       'the batch completes, and what its RSS still grows is bounded by the cap, not by the records.')
     say('Max in flight is counted at the SDK, per attempt. Claims, completions and the bulk reads of redeliveries (one BatchGetItem ' +
-      'per 100 keys) all stay within the `concurrency` option (default 50, the SDK\'s socket pool). ' +
+      'per 100 keys) all stay within the `maxStoreRequests` option (default 50, the SDK\'s socket pool). ' +
       'For comparison, Powertools\' BatchProcessor starts every record at once: see its max in flight at batch 1,000 above ' +
       '(the SDK\'s socket pool of 50 queues the rest). Run with --unbounded to add a 10,000-record batch with concurrency 10,000.')
     say()

@@ -1,7 +1,9 @@
 /**
  * middy-idempotency/batch: `idempotency` for SQS, Kinesis, DynamoDB Streams and Kafka batches, and
  * `perRecord`. The same middleware as the main entry's, without the whole-event and HTTP code a
- * batch consumer never runs. Types, errors and `MemoryStore` come from `middy-idempotency`.
+ * batch consumer never runs. It exports the types its signatures spell out; the types a user
+ * names (the options' store, logger, outcome), the errors and `MemoryStore` come from
+ * `middy-idempotency`.
  */
 import { batchFamily } from './middleware/batch-family.js'
 import { idempotencyFor } from './middleware/idempotency.js'
@@ -9,7 +11,8 @@ import { idempotencyFor } from './middleware/idempotency.js'
 export { perRecord } from './batch/per-record.js'
 export type { IdempotencyMiddleware } from './middleware/idempotency.js'
 export type {
-  IdempotencyOptions, IdempotencyRequest, BatchEvent, RecordOf, RecordTools, PerRecordOptions, PerRecordHandler
+  IdempotencyOptions, IdempotencyRequest, MiddyRequest, IdempotencyHandlerContext, UnitOf, FailureDecision, FailureInfo,
+  BatchEvent, RecordOf, RecordTools, PerRecordOptions, PerRecordHandler
 } from './types.js'
 
 /**

@@ -9,7 +9,7 @@ export const defaults = {
   onFailure: 'delete' as FailurePolicy,
   mode: 'auto' as const,
   /** Store requests at once, and records run at once by `perRecord`, unless told otherwise. */
-  concurrency: 50,
+  maxStoreRequests: 50,
   localCacheSize: 0,
   clockSkewMs: 0,
   timeoutMarginMs: 1000,

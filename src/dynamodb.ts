@@ -5,8 +5,8 @@
 export { DynamoDBStore } from './stores/dynamodb/dynamodb-store.js'
 export { transactions } from './stores/dynamodb/transaction.js'
 export type {
-  CommitTarget, DynamoDBAwsLiteClient, DynamoDBOperation, DynamoDBSender, DynamoDBStoreOptions, DynamoDBTransactions,
-  DynamoDBWire, TransactEntry, TransactItem
+  AttributeNames, CommitTarget, DynamoDBAwsLiteClient, DynamoDBOperation, DynamoDBSender, DynamoDBStoreOptions,
+  DynamoDBTransactions, DynamoDBWire, TransactEntry, TransactItem
 } from './stores/dynamodb/types.js'
 export {
   listRecords, inspectRecord, releaseRecord, type ListOptions, type RecordView, type ReleaseOptions, type ReleaseResult

@@ -1,14 +1,17 @@
 /**
  * middy-idempotency/event: `idempotency` for whole events (HTTP requests with an
  * `Idempotency-Key`, EventBridge events, direct invocations). The same middleware as the main
- * entry's, without the batch engine a whole-event handler never runs. Types, errors and
- * `MemoryStore` come from `middy-idempotency`.
+ * entry's, without the batch engine a whole-event handler never runs. It exports the types its
+ * signatures spell out; the types a user names (the options' store, logger, outcome), the errors
+ * and `MemoryStore` come from `middy-idempotency`.
  */
 import { eventFamily } from './middleware/event-family.js'
 import { idempotencyFor } from './middleware/idempotency.js'
 
 export type { IdempotencyMiddleware } from './middleware/idempotency.js'
-export type { IdempotencyOptions, IdempotencyRequest } from './types.js'
+export type {
+  IdempotencyOptions, IdempotencyRequest, MiddyRequest, IdempotencyHandlerContext, UnitOf, FailureDecision, FailureInfo
+} from './types.js'
 
 /**
  * Makes a Middy handler of whole events idempotent (API Gateway, ALB and function URL requests

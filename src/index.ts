@@ -1,13 +1,12 @@
 /**
- * middy-idempotency: the middleware, perRecord, MemoryStore, the errors and every public type.
+ * middy-idempotency: the middleware, perRecord, makeIdempotent, MemoryStore, the errors and the
+ * types their users name.
  * No store client is loaded from here: each store has its own entry point
  * (`middy-idempotency/dynamodb`), so a function pays at cold start for the store it uses only.
  */
 import { batchFamily } from './middleware/batch-family.js'
 import { eventFamily } from './middleware/event-family.js'
 import { idempotencyFor } from './middleware/idempotency.js'
-
-export type { IdempotencyMiddleware } from './middleware/idempotency.js'
 
 /**
  * Makes a Middy handler idempotent, whatever its event: on an SQS, Kinesis, DynamoDB Streams or
@@ -35,13 +34,14 @@ export type { IdempotencyMiddleware } from './middleware/idempotency.js'
  */
 export const idempotency = idempotencyFor({ entry: 'middy-idempotency', batch: batchFamily, event: eventFamily })
 export default idempotency
+// What a user of the middleware, perRecord and makeIdempotent names. The types a signature only
+// spells out are exported by middy-idempotency/batch and /event (the middleware's request, the unit
+// a key function gets), the store author's by middy-idempotency/store.
 export type {
-  IdempotencyOptions, UnitOf, Selector, FailureDecision, FailureInfo, FailurePolicy, IdempotencyLogger, OutcomeKind, OutcomeReport,
-  PerRecordOptions, PerRecordHandler, RecordTools, RecordOf, BatchEvent, IdempotencyContext, IdempotencyHandlerContext, IdempotencyRequest, ProblemDetails,
-  IdempotencyStore, IdempotencyRecord, ClaimRecord, RecordStatus, StoreCallOptions, StoreLimits, TransactItem, TransactEntry, CommitOutcome, CommitResult
+  IdempotencyOptions, PerRecordOptions, IdempotencyStore, IdempotencyLogger, LogLevel, Selector, FailurePolicy,
+  OutcomeKind, OutcomeReport, RecordTools, IdempotencyContext, ProblemDetails
 } from './types.js'
 export { MemoryStore } from './stores/memory-store.js'
-export { isClaimable } from './stores/store.js'
 export { perRecord } from './batch/per-record.js'
 export { makeIdempotent, type MakeIdempotentOptions } from './wrap/make-idempotent.js'
 export {
@@ -56,7 +56,5 @@ export {
   IdempotencyTransactError,
   IdempotencyLeaseLostError,
   IdempotencyConfigError,
-  HttpServerErrorResponse,
-  type StoredError,
-  type StoreOperation
+  HttpServerErrorResponse
 } from './errors.js'

@@ -51,7 +51,7 @@ const OPTIONS: Record<keyof IdempotencyOptions, [check: (value: any, options: Id
   onFailure: [(policy) => isFunction(policy) || policy === 'delete' || policy === 'fail', "be 'delete', 'fail' or a function"],
   namespace: [(namespace) => typeof namespace === 'string' && namespace !== '' && (namespaceProblem(namespace) ?? true), 'be a non-empty string'],
   mode: [oneOf('auto', 'sqs', 'kinesis', 'dynamodb', 'kafka', 'event'), "be 'auto', 'sqs', 'kinesis', 'dynamodb', 'kafka' or 'event'"],
-  concurrency: [positive, 'be a positive integer'],
+  maxStoreRequests: [positive, 'be a positive integer'],
   localCacheSize: [nonNegative, 'be an integer of 0 or more'],
   onOutcome: [isFunction, 'be a function'],
   logger: [(logger) => logger === false || (isFunction(logger?.warn) && isFunction(logger?.error)), 'have warn and error functions, or be false'],
@@ -85,7 +85,7 @@ export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => 
     ...defaults,
     // The store knows how many requests it takes at once (a pipelining Redis client, far more
     // than the SDK's 50 sockets); the option, when set, still decides.
-    ...(typeof store.limits?.concurrency === 'number' ? { concurrency: store.limits.concurrency } : {}),
+    ...(typeof store.limits?.maxStoreRequests === 'number' ? { maxStoreRequests: store.limits.maxStoreRequests } : {}),
     ...definedOptions(options),
     namespace: options.namespace ?? defaultNamespace(),
     logger: options.logger ?? console,

@@ -1,12 +1,29 @@
 import { IdempotencyConfigError } from './errors.js'
 
 /**
+ * Options that were renamed, by owner: the old name is refused with the new one. A caller still
+ * passing the old name means the old option, which "unknown option" would not tell them.
+ */
+const RENAMED: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  idempotency: {
+    // 0.x: the middleware's store bound had the name of perRecord's bound on records.
+    concurrency: "'maxStoreRequests' (the most store requests at once); " +
+      'perRecord(fn, { concurrency }) bounds the records run at once'
+  }
+}
+
+/**
  * Refuses an option no one reads: TypeScript catches a misspelt option, JavaScript would
  * silently run without it (a `onfailure: 'fail'` that never applies is a record run twice).
  */
 export const refuseUnknownOptions = (owner: string, options: object, known: readonly string[]): void => {
   for (const name of Object.keys(options)) {
     if (known.includes(name) || (options as Record<string, unknown>)[name] === undefined) continue
+    const renames = RENAMED[owner]
+    // hasOwn: an option named like a property of every object (`constructor`) is no rename.
+    if (renames !== undefined && Object.hasOwn(renames, name)) {
+      throw new IdempotencyConfigError(`${owner}: option '${name}' is now ${renames[name]}`)
+    }
     const nearest = closest(name, known)
     throw new IdempotencyConfigError(`${owner}: unknown option '${name}' ` +
       (nearest === undefined ? `(the options are ${known.join(', ')})` : `(did you mean '${nearest}'?)`))

@@ -3,7 +3,10 @@ import { ConfiguredRetryStrategy } from '@smithy/core/retry'
 import type middy6 from '@middy/core'
 import type { Context, SQSRecord } from 'aws-lambda'
 import { localClientConfig } from '../../scripts/dynamodb-local.mjs'
-import { idempotency, perRecord, type IdempotencyOptions, type IdempotencyStore, type PerRecordHandler, type RecordTools } from '../../src/index.js'
+import {
+  idempotency, perRecord, type IdempotencyOptions, type IdempotencyStore, type RecordTools
+} from '../../src/index.js'
+import type { PerRecordHandler } from '../../src/batch.js'
 import { DynamoDBStore, transactions, type DynamoDBAwsLiteClient } from '../../src/dynamodb.js'
 import { storedKey } from '../../src/keys/selector.js'
 import { sqsPartialBatchFailure } from '../support/middy.js'

@@ -1,6 +1,6 @@
 import { CreateTableCommand, DeleteTableCommand, GetItemCommand, ScanCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import { unmarshall } from '@aws-sdk/util-dynamodb'
-import type { TransactItem } from '../../src/index.js'
+import type { TransactItem } from '../../src/store.js'
 import type { Effect } from './ledger.js'
 
 /** Payments are spread over this many accounts: few enough that balances add up many payments. */

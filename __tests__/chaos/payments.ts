@@ -1,5 +1,5 @@
 import type { SQSRecord } from 'aws-lambda'
-import type { TransactItem } from '../../src/index.js'
+import type { TransactItem } from '../../src/store.js'
 import type { Charge } from './consumer.js'
 import type { Rates } from './fates.js'
 import type { Invocation } from './invocation.js'

@@ -1,4 +1,7 @@
-import { IdempotencyStoreError, type ClaimRecord, type CommitOutcome, type CommitResult, type IdempotencyRecord, type IdempotencyStore, type StoreCallOptions, type StoredError } from '../../src/index.js'
+import { IdempotencyStoreError, type IdempotencyStore } from '../../src/index.js'
+import type {
+  ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, StoreCallOptions, StoredError
+} from '../../src/store.js'
 import type { Invocation } from './invocation.js'
 import { streamFor } from './prng.js'
 import type { VirtualClock } from './virtual-clock.js'

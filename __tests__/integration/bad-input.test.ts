@@ -390,7 +390,7 @@ describe('invalid options are refused at construction with IdempotencyConfigErro
   test('onFailure', () => { refused('onFailure', ['retry', '', 1, null]) })
   test('namespace', () => { refused('namespace', ['', 7, {}]) })
   test('mode', () => { refused('mode', ['batch', 'SQS', '', 1]) })
-  test('concurrency', () => { refused('concurrency', [0, -2, 2.5, '8', Number.POSITIVE_INFINITY]) })
+  test('maxStoreRequests', () => { refused('maxStoreRequests', [0, -2, 2.5, '8', Number.POSITIVE_INFINITY]) })
   test('localCacheSize', () => { refused('localCacheSize', [-1, 0.5, '10', Number.NaN]) })
   test('logger', () => { refused('logger', [{}, { warn: () => {} }, true, 'console', null]) })
   test('onOutcome', () => { refused('onOutcome', ['metrics', {}, 1]) })

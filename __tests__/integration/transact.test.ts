@@ -1,7 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
 import { CreateTableCommand, DeleteTableCommand, GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
-import { idempotency, IdempotencyConfigError, IdempotencyLeaseLostError, IdempotencyTransactError, MemoryStore, perRecord, type IdempotencyContext, type IdempotencyOptions, type IdempotencyStore, type RecordTools, type TransactItem } from '../../src/index.js'
+import {
+  idempotency, IdempotencyConfigError, IdempotencyLeaseLostError, IdempotencyTransactError, MemoryStore, perRecord,
+  type IdempotencyContext, type IdempotencyOptions, type IdempotencyStore, type RecordTools
+} from '../../src/index.js'
+import type { TransactItem } from '../../src/store.js'
 import { DynamoDBStore, transactions } from '../../src/dynamodb.js'
 import { freshTable } from '../support/dynamodb.js'
 import { middyVersions, sqsPartialBatchFailure } from '../support/middy.js'

@@ -1,4 +1,5 @@
-import type { IdempotencyRecord, IdempotencyStore } from '../../src/index.js'
+import type { IdempotencyStore } from '../../src/index.js'
+import type { IdempotencyRecord } from '../../src/store.js'
 import { RedisStore } from '../../src/redis.js'
 import { freshTable } from './dynamodb.js'
 import { redisClients, uniquePrefix, type Family } from './redis.js'

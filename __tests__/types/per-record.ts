@@ -18,7 +18,8 @@ import type {
   DynamoDBRecord, DynamoDBStreamEvent, KinesisStreamEvent, KinesisStreamRecord, MSKEvent, MSKRecord,
   SelfManagedKafkaEvent, SelfManagedKafkaRecord, SQSEvent, SQSRecord
 } from 'aws-lambda'
-import { idempotency, MemoryStore, perRecord, type RecordOf } from '../../src/index.js'
+import { idempotency, MemoryStore, perRecord } from '../../src/index.js'
+import type { RecordOf } from '../../src/batch.js'
 
 type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false
 /** Compiles only when `T` is `true`. */

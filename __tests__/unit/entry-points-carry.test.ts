@@ -40,4 +40,13 @@ describe('what each entry point carries', () => {
     expect(event).toContain('src/unit/whole-event.ts')
     expect(root).toContain('src/unit/whole-event.ts')
   })
+
+  it('middy-idempotency/store: the store contract and isClaimable, no store, no SDK, no Redis client', async () => {
+    const { metafile } = await build({
+      entryPoints: ['./src/store.ts'],
+      bundle: true, format: 'esm', platform: 'node', write: false, metafile: true, logLevel: 'silent'
+    })
+    // Not external: a module of the SDK or of a Redis client would show as an input.
+    expect(Object.keys(metafile.inputs).sort()).toEqual(['src/store.ts', 'src/stores/store.ts'])
+  })
 })

@@ -82,7 +82,8 @@ test('the description names every event source and store the package works with'
 const publicExports = [
   'HttpServerErrorResponse', 'IdempotencyConfigError', 'IdempotencyError', 'IdempotencyFailedError', 'IdempotencyHeldBackError',
   'IdempotencyInProgressError', 'IdempotencyKeyError', 'IdempotencyLeaseLostError', 'IdempotencyPayloadMismatchError', 'IdempotencyResponseError',
-  'IdempotencyStoreError', 'IdempotencyTransactError', 'MemoryStore', 'default', 'idempotency', 'isClaimable', 'makeIdempotent', 'perRecord'
+  'IdempotencyStoreError', 'IdempotencyTransactError', 'MemoryStore', 'default', 'idempotency', 'makeIdempotent',
+  'perRecord'
 ]
 
 test('the built entry point exports the public contract', async () => {
@@ -120,7 +121,12 @@ describe('consumers of the packed tarball', () => {
     const store = new m.DynamoDBStore({ tableName: 'IdempotencyStore', clientConfig: { region: 'us-east-1' } })
     console.log(JSON.stringify({ keys: Object.keys(m).filter((k) => k !== '__esModule').sort(), limits: store.limits }))
   `
-  const storeExpected = { keys: ['DynamoDBStore', 'createTable', 'inspectRecord', 'listRecords', 'releaseRecord', 'transactions'], limits: { concurrency: 1250, maxResponseBytes: 398 * 1024, maxReadKeys: 100, transaction: { maxWrites: 99, maxBytes: 4 * 1024 * 1024 } } }
+  const storeExpected = {
+    keys: ['DynamoDBStore', 'createTable', 'inspectRecord', 'listRecords', 'releaseRecord', 'transactions'],
+    limits: {
+      maxStoreRequests: 1250, maxResponseBytes: 398 * 1024, maxReadKeys: 100, transaction: { maxWrites: 99, maxBytes: 4 * 1024 * 1024 }
+    }
+  }
 
   test('middy-idempotency/redis, its own entry point, is imported and required alike, and loads no AWS SDK module', () => {
     const probe = (how: string, sdkLoaded: string): string => `
@@ -128,10 +134,39 @@ describe('consumers of the packed tarball', () => {
       const store = new m.RedisStore({ client: { sendCommand: async () => null } })
       console.log(JSON.stringify({ keys: Object.keys(m).filter((k) => k !== '__esModule').sort(), limits: store.limits, sdkLoaded: ${sdkLoaded} }))
     `
-    const expected = { keys: ['RedisStore', 'inspectRecord', 'listRecords', 'releaseRecord'], limits: { maxResponseBytes: 1024 * 1024, maxReadKeys: 1000, concurrency: 1000 }, sdkLoaded: false }
+    const expected = {
+      keys: ['RedisStore', 'inspectRecord', 'listRecords', 'releaseRecord'],
+      limits: { maxResponseBytes: 1024 * 1024, maxReadKeys: 1000, maxStoreRequests: 1000 },
+      sdkLoaded: false
+    }
     expect(run('redis.mjs', probe("await import('middy-idempotency/redis')", 'false'))).toEqual(expected)
     // CommonJS shows every module it loaded in require.cache, ES modules loaded by require() included.
     expect(run('redis.cjs', probe("require('middy-idempotency/redis')", "Object.keys(require.cache).some((path) => path.includes('@aws-sdk'))"))).toEqual(expected)
+  })
+
+  test('middy-idempotency/store is imported and required alike, and loads the store contract only', () => {
+    // Every module resolved, ES modules included (require.cache holds only what require() itself loaded):
+    // https://nodejs.org/api/module.html#moduleregisterhooksoptions
+    const probe = (load: string): string => `
+      const loaded = []
+      require('node:module').registerHooks({ resolve: (specifier, context, next) => {
+        const resolved = next(specifier, context)
+        loaded.push(resolved.url)
+        return resolved
+      } })
+      ;(async () => {
+        const m = ${load}
+        const lapsed = { key: 'k', status: 'IN_PROGRESS', expiry: 9, inProgressExpiry: 1000, leaseToken: 't' }
+        const keys = Object.keys(m).filter((k) => k !== '__esModule').sort()
+        const files = loaded.filter((u) => u.includes('/node_modules/')).map((u) => u.split('/node_modules/')[1])
+        const claimable = m.isClaimable(lapsed, 2000)
+        console.log(JSON.stringify({ keys, claimable, loaded: [...new Set(files)].sort() }))
+      })()
+    `
+    const loaded = ['middy-idempotency/dist/store.js', 'middy-idempotency/dist/stores/store.js']
+    const expected = { keys: ['isClaimable'], claimable: true, loaded }
+    expect(run('store-entry.cjs', probe("require('middy-idempotency/store')"))).toEqual(expected)
+    expect(run('store-import.cjs', probe("await import('middy-idempotency/store')"))).toEqual(expected)
   })
 
   test('middy-idempotency/dynamodb, its own entry point, is imported and required alike', () => {

@@ -8,9 +8,13 @@ import type { MSKEvent, MSKRecord } from 'aws-lambda'
 import { idempotency, perRecord } from '../../src/batch.js'
 import { DynamoDBStore } from '../../src/dynamodb.js'
 
-export const createOursKafkaHandler = ({ tableName, client, concurrency }: { tableName: string, client: DynamoDBClient, concurrency?: number }) =>
+export const createOursKafkaHandler = (
+  { tableName, client, maxStoreRequests }: { tableName: string, client: DynamoDBClient, maxStoreRequests?: number }
+) =>
   middy<MSKEvent>()
-    .use(idempotency({ store: new DynamoDBStore({ tableName, client }), ...(concurrency === undefined ? {} : { concurrency }) }))
+    .use(idempotency({
+      store: new DynamoDBStore({ tableName, client }), ...(maxStoreRequests === undefined ? {} : { maxStoreRequests })
+    }))
     .handler(perRecord(async (record: MSKRecord) => {
       await Promise.resolve()
       return { ok: true, offset: record.offset }

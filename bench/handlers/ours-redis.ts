@@ -16,11 +16,15 @@ import { RedisStore } from '../../src/redis.js'
 import type { RedisClientLike } from '../../src/redis.js'
 import { work } from './work.js'
 
-/** `concurrency`: the middleware's option, left at its default (50) unless given. */
-export const createOursRedisHandler = ({ client, concurrency }: { client: RedisClientLike, concurrency?: number }) =>
+/** `maxStoreRequests`: the middleware's option, left at its default (50) unless given. */
+export const createOursRedisHandler = (
+  { client, maxStoreRequests }: { client: RedisClientLike, maxStoreRequests?: number }
+) =>
   middy<SQSEvent>()
     .use(sqsPartialBatchFailure())
-    .use(idempotency({ store: new RedisStore({ client }), ...(concurrency === undefined ? {} : { concurrency }) }))
+    .use(idempotency({
+      store: new RedisStore({ client }), ...(maxStoreRequests === undefined ? {} : { maxStoreRequests })
+    }))
     .handler(perRecord(work))
 
 export const handler = createOursRedisHandler({ client: createClient({ url: process.env.REDIS_URL }) })

@@ -17,16 +17,17 @@ export interface HandlerSetup {
   client: DynamoDBClient
   /** Key on `body.orderId` instead of the messageId: producer duplicates share an order, not a messageId. */
   keyOnBody?: boolean
-  concurrency?: number
+  /** The middleware's `maxStoreRequests`, left at its default (50) unless given. */
+  maxStoreRequests?: number
 }
 
-export const createOursHandler = ({ tableName, client, keyOnBody = false, concurrency }: HandlerSetup) =>
+export const createOursHandler = ({ tableName, client, keyOnBody = false, maxStoreRequests }: HandlerSetup) =>
   middy<SQSEvent>()
     .use(sqsPartialBatchFailure())
     .use(idempotency({
       store: new DynamoDBStore({ tableName, client }),
       ...(keyOnBody ? { key: 'body.orderId' } : {}),
-      ...(concurrency === undefined ? {} : { concurrency })
+      ...(maxStoreRequests === undefined ? {} : { maxStoreRequests })
     }))
     .handler(perRecord(work))
 

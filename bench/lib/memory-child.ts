@@ -37,8 +37,10 @@ const tableName = await createTableFor(admin, 'ours')
 type Handler = (event: unknown, context: unknown) => Promise<unknown>
 try {
   const handler = (source === 'kafka'
-    ? createOursKafkaHandler({ tableName, client, concurrency })
-    : source === 'store-only' ? storeOnly(new DynamoDBStore({ tableName, client }), concurrency) : createOursHandler({ tableName, client, concurrency })) as unknown as Handler
+    ? createOursKafkaHandler({ tableName, client, maxStoreRequests: concurrency })
+    : source === 'store-only'
+      ? storeOnly(new DynamoDBStore({ tableName, client }), concurrency)
+      : createOursHandler({ tableName, client, maxStoreRequests: concurrency })) as unknown as Handler
   const batchOf = (size: number): { first: unknown, again: unknown } => {
     if (source === 'kafka') {
       const batch = kafkaBatch(size)

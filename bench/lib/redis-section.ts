@@ -18,7 +18,7 @@ export interface RedisOptions {
   /** Rounds of each workload per implementation before those recorded. */
   warmup: number
   coldImports: number
-  /** The middleware's `concurrency` for ours (`BENCH_REDIS_CONCURRENCY`); its default (50) when undefined. */
+  /** The middleware's `maxStoreRequests` for ours (`BENCH_REDIS_CONCURRENCY`); its default (50) when undefined. */
   oursConcurrency?: number
   /** Delay the proxy adds to each chunk a client sends; `BENCH_REDIS_DELAY_MS`, default 1. */
   delayMs: number
@@ -73,7 +73,9 @@ export const redisReport = ({ rows, bundles, directRttMs, proxiedRttMs, options 
     'Ours: `idempotency({ store: new RedisStore({ client }) })` + `perRecord` + sqs-partial-batch-failure (`handlers/ours-redis.ts`); ' +
     'theirs: `makeIdempotent` + `CachePersistenceLayer({ client })` + `BatchProcessor`/`processPartialResponse` (`handlers/theirs-redis.ts`); ' +
     'each with its own node-redis client, defaults otherwise' +
-    (options.oursConcurrency === undefined ? '.' : ` **except ours' \`concurrency\`: ${options.oursConcurrency}** (BENCH_REDIS_CONCURRENCY).`),
+    (options.oursConcurrency === undefined
+      ? '.'
+      : ` **except ours' \`maxStoreRequests\`: ${options.oursConcurrency}** (BENCH_REDIS_CONCURRENCY).`),
   '',
   `One redis-server (no persistence, used by nothing else), reached through a TCP proxy on loopback in its own process that holds each chunk ` +
     `a client writes for ${options.delayMs} ms: measured PING round trip ${fmt(proxiedRttMs, 2)} ms through it, ${fmt(directRttMs, 3)} ms straight to the server. ` +

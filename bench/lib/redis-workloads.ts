@@ -53,7 +53,11 @@ export const redisContenders = async (proxy: DelayProxy, oursConcurrency?: numbe
   const ours = await connectClient(proxy.url)
   const theirs = await connectClient(proxy.url)
   return [
-    { implementation: 'ours', client: ours, invoke: createOursRedisHandler({ client: ours, concurrency: oursConcurrency }) as unknown as Invoke },
+    {
+      implementation: 'ours',
+      client: ours,
+      invoke: createOursRedisHandler({ client: ours, maxStoreRequests: oursConcurrency }) as unknown as Invoke
+    },
     { implementation: 'theirs', client: theirs, invoke: createTheirsRedisHandler({ client: theirs }) as Invoke }
   ]
 }

@@ -60,7 +60,7 @@ export class Batch {
     /** Told when `perRecord` takes the batch over: the middleware learns its handler (handler-kind.ts). */
     private readonly whenStarted?: () => void
   ) {
-    this.#storeRequests = new Bound(limits.concurrency)
+    this.#storeRequests = new Bound(limits.maxStoreRequests)
     // Copies of the prepared records: no one else holds a record it could write.
     const slots = prepared.map((state): Slot => ({ ...state }))
     for (const slot of slots) this.#slots.set(slot, slot)
@@ -156,7 +156,7 @@ export class Batch {
 
   /**
    * Writes what became of one claimed record, the moment it is known; each record once. The
-   * writes of every record of the batch share the store's bound (`limits.concurrency`):
+   * writes of every record of the batch share the store's bound (`limits.maxStoreRequests`):
    * `writing` is told when this one's turn has come (at once while the store has room).
    */
   async settle (state: RecordState, result: PromiseSettledResult<unknown>, writes: readonly unknown[] = [], writing?: () => void): Promise<void> {
@@ -215,7 +215,7 @@ export class Batch {
 
   /** Settles each unsettled record with `settle`, within the store's bound. */
   async settleEach (settle: (state: ClaimedRecord) => Promise<void>): Promise<void> {
-    await forEachBounded(this.unsettled(), this.limits.concurrency, settle)
+    await forEachBounded(this.unsettled(), this.limits.maxStoreRequests, settle)
   }
 
   /** A claimed record the batch closed on before `perRecord` started it. */

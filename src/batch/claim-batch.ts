@@ -76,7 +76,7 @@ export const defaultKeyOf = (source: BatchSource, event: unknown, record: unknow
 export const claimBatch = async (
   config: LifecycleConfig,
   source: BatchSource,
-  concurrency: number,
+  maxStoreRequests: number,
   batch: Batch,
   lease: Lease,
   copiesWait = false
@@ -115,21 +115,21 @@ export const claimBatch = async (
   if (!ordered) {
     const probableSet = new Set(probable)
     const first = primaries.filter((s) => !probableSet.has(s))
-    if (first.length > 0 && probable.length > 0 && concurrency > 1) {
+    if (first.length > 0 && probable.length > 0 && maxStoreRequests > 1) {
       // First deliveries need no read: claim them while the redeliveries are being read.
       await Promise.all([
-        forEachBounded(first, concurrency - 1, claimOne),
+        forEachBounded(first, maxStoreRequests - 1, claimOne),
         readProbableDuplicates(config, probable, 1).then((found) => { standing = found })
       ])
     } else {
-      standing = await readProbableDuplicates(config, probable, concurrency)
-      await forEachBounded(first, concurrency, claimOne)
+      standing = await readProbableDuplicates(config, probable, maxStoreRequests)
+      await forEachBounded(first, maxStoreRequests, claimOne)
     }
-    await forEachBounded(probable, concurrency, claimOne)
+    await forEachBounded(probable, maxStoreRequests, claimOne)
     return
   }
-  standing = await readProbableDuplicates(config, probable, concurrency)
-  await claimInOrder(source, concurrency, batch, claimOne, copiesWait)
+  standing = await readProbableDuplicates(config, probable, maxStoreRequests)
+  await claimInOrder(source, maxStoreRequests, batch, claimOne, copiesWait)
 }
 
 /** A record claimed for its key (its key's first in the batch), and that key. */
@@ -144,17 +144,17 @@ interface Primary { state: RecordState, unit: Unit }
  * waits only for a record earlier in the batch than itself, and a record of a group waits only for
  * the records of its group before it, earlier in the batch too. Every wait points to an earlier
  * position of the batch, and the first record waits for nothing. A waiting copy holds none of the
- * `concurrency` places (they bound the claims, the store's requests, not the groups).
+ * `maxStoreRequests` places (they bound the claims, the store's requests, not the groups).
  */
 const claimInOrder = async (
   source: BatchSource,
-  concurrency: number,
+  maxStoreRequests: number,
   batch: Batch,
   claimOne: (primary: Primary) => Promise<void>,
   copiesWait: boolean
 ): Promise<void> => {
   const states = batch.records
-  const requests = new Bound(concurrency)
+  const requests = new Bound(maxStoreRequests)
   const decisions = new Map<RecordState, { promise: Promise<void>, resolve: () => void }>()
   for (const state of states) {
     if (state.fate.kind !== 'copy') continue

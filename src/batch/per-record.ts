@@ -70,7 +70,9 @@ export function perRecord<TRecord, TResult> (
     if (batch !== undefined) {
       return await runBatch(batch, records as TRecord[], fn, { context, signal, concurrency: concurrency ?? batch.limits.recordConcurrency }) as Array<PromiseSettledResult<TResult>>
     }
-    return await runPlain(event, records as TRecord[], fn, { context, signal, concurrency: concurrency ?? defaults.concurrency })
+    // Without the middleware, the default the middleware's own maxStoreRequests would give.
+    const plain = concurrency ?? defaults.maxStoreRequests
+    return await runPlain(event, records as TRecord[], fn, { context, signal, concurrency: plain })
   }
 }
 

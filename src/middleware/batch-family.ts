@@ -11,9 +11,9 @@ import type { Setup } from './setup.js'
  * The batch events of one middleware (SQS, Kinesis, DynamoDB Streams, Kafka): the hooks of the
  * request's source, made the first time the source is met, or undefined when the event is no batch.
  */
-export const batchFamily = ({
-  resolved, concurrency, config, selection
-}: Setup): (request: MiddyRequest) => Hooks | undefined => {
+export const batchFamily = (
+  { resolved, maxStoreRequests, config, selection }: Setup
+): (request: MiddyRequest) => Hooks | undefined => {
   const handler = new HandlerKind()
   const forced = resolved.mode === 'auto' || resolved.mode === 'event' ? undefined : sourceByMode(resolved.mode)
   const adapters = new Map<BatchSource, Hooks>()
@@ -23,12 +23,12 @@ export const batchFamily = ({
     let adapter = adapters.get(source)
     if (adapter === undefined) {
       const keyName = typeof source.defaults.key === 'string' ? `key path "${source.defaults.key}"` : 'the default key'
-      const limits = {
-        concurrency: resolved.concurrency,
-        recordConcurrency: concurrency ?? defaults.concurrency,
-        timeoutMarginMs: resolved.timeoutMarginMs
-      }
-      adapter = batchAdapter(config, source, selection(source.defaults, keyName, source.encoded), limits, handler)
+      adapter = batchAdapter(config, source, selection(source.defaults, keyName, source.encoded),
+        {
+          maxStoreRequests: resolved.maxStoreRequests,
+          recordConcurrency: maxStoreRequests ?? defaults.maxStoreRequests,
+          timeoutMarginMs: resolved.timeoutMarginMs
+        }, handler)
       adapters.set(source, adapter)
     }
     return adapter

@@ -43,7 +43,7 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
     const batch: Batch = new Batch(source, bounded, limits, event, records, lease, request.context, () => { handler.learn(batch) })
     // Registered before claiming, so that onError can release whatever was claimed should anything below throw.
     batches.set(request, batch)
-    await claimBatch(bounded, source, limits.concurrency, batch, lease, handler.perRecord)
+    await claimBatch(bounded, source, limits.maxStoreRequests, batch, lease, handler.perRecord)
     batch.hand()
     // A tumbling window's handler runs even with no record to run: it carries the window's
     // state, and its final invocation (often with no records) is where the window is processed.

@@ -9,8 +9,8 @@ type DefaultSelectors = { key: Selector, payload: Selector }
 /** What every event family of one middleware shares: its options, its lifecycle, and how it selects a key. */
 export interface Setup {
   resolved: ResolvedOptions
-  /** The `concurrency` option as given (records run at once default to it, not to the store's bound). */
-  concurrency?: number
+  /** The `maxStoreRequests` option as given (records run at once default to it, not to the store's bound). */
+  maxStoreRequests?: number
   config: LifecycleConfig
   /**
    * The key and payload selection, from the options or else from `defaults`; `defaultKeyName` names the
@@ -39,10 +39,6 @@ export const setUp = (options: IdempotencyOptions<any>): Setup => {
       ...(payload === undefined ? {} : { payload })
     }
   }
-  return {
-    resolved,
-    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
-    config,
-    selection
-  }
+  const { maxStoreRequests } = options
+  return { resolved, ...(maxStoreRequests === undefined ? {} : { maxStoreRequests }), config, selection }
 }

@@ -158,11 +158,11 @@ export interface StoreLimits {
   /** With `commit`: how many writes (beside the completion) and how many bytes of them one commit holds. */
   transaction?: { maxWrites: number, maxBytes: number }
   /**
-   * How many requests the store takes at once with profit, the middleware's `concurrency` when
-   * that option is not set: an SDK's socket pool, or, for a client that pipelines everything
+   * How many requests the store takes at once with profit, the middleware's `maxStoreRequests`
+   * when that option is not set: an SDK's socket pool, or, for a client that pipelines everything
    * over one connection, as many as a batch holds. [50]
    */
-  concurrency?: number
+  maxStoreRequests?: number
 }
 
 /**

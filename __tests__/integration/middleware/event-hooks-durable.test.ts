@@ -5,7 +5,10 @@ import { LocalDurableTestRunner } from '@aws/durable-execution-sdk-js-testing'
 import middy7Module from '@middy/core'
 import { executionModeDurableContext } from '@middy/core/DurableContext'
 import * as eventOnly from '../../../src/event.js'
-import { idempotency, IdempotencyInProgressError, type IdempotencyOptions, type IdempotencyRecord, type OutcomeReport } from '../../../src/index.js'
+import {
+  idempotency, IdempotencyInProgressError, type IdempotencyOptions, type OutcomeReport
+} from '../../../src/index.js'
+import type { IdempotencyRecord } from '../../../src/store.js'
 import { deferred } from '../../support/deferred.js'
 import { recordingLogger } from '../../support/sqs.js'
 import { integrationStores } from '../../support/stores.js'

@@ -225,7 +225,7 @@ describe('DynamoDBStore grouped writes: what goes alone, and faults', () => {
     await Promise.all(['o-1', 'o-2'].map(async (key) => await store.claim(claimOf(key, 't'), NOW)))
     await Promise.all(['o-1', 'o-2'].map(async (key) => await store.complete(key, 't', { expiry: NOW_S + 60 })))
     expect(sent.map((s) => s.command)).toEqual(['PutItem', 'PutItem', 'UpdateItem', 'UpdateItem'])
-    expect(store.limits.concurrency).toBeUndefined()
+    expect(store.limits.maxStoreRequests).toBeUndefined()
     await drop()
   })
 })

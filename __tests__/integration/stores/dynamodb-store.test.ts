@@ -4,8 +4,9 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb'
 import { GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
 import {
-  idempotency, IdempotencyConfigError, perRecord, type RecordTools, type TransactItem
+  idempotency, IdempotencyConfigError, perRecord, type RecordTools
 } from '../../../src/index.js'
+import type { TransactItem } from '../../../src/store.js'
 import { DynamoDBStore, transactions } from '../../../src/dynamodb.js'
 import type { ClaimRecord } from '../../../src/stores/store.js'
 import { freshTable, localClient, userTable } from '../../support/dynamodb.js'

@@ -2,7 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
 import { GetItemCommand } from '@aws-sdk/client-dynamodb'
 import middy from '@middy/core'
 import type { APIGatewayProxyEventV2, SQSEvent, SQSRecord } from 'aws-lambda'
-import { idempotency, IdempotencyConfigError, perRecord, type IdempotencyContext, type RecordTools, type TransactItem } from '../../../src/index.js'
+import {
+  idempotency, IdempotencyConfigError, perRecord, type IdempotencyContext, type RecordTools
+} from '../../../src/index.js'
+import type { TransactItem } from '../../../src/store.js'
 import { DynamoDBStore, transactions } from '../../../src/dynamodb.js'
 import { freshTable, userTable } from '../../support/dynamodb.js'
 import { sqsPartialBatchFailure } from '../../support/middy.js'

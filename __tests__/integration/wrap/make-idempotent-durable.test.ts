@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals'
 import { withDurableExecution, type DurableContext } from '@aws/durable-execution-sdk-js'
 import { LocalDurableTestRunner } from '@aws/durable-execution-sdk-js-testing'
-import { makeIdempotent, type IdempotencyRecord } from '../../../src/index.js'
+import { makeIdempotent } from '../../../src/index.js'
+import type { IdempotencyRecord } from '../../../src/store.js'
 import { integrationStores } from '../../support/stores.js'
 
 // makeIdempotent(fn) called with the durable context at the top of a durable handler: every replay

@@ -1,8 +1,9 @@
 import { afterEach, beforeEach, describe, expect, test } from '@jest/globals'
 import {
   makeIdempotent, IdempotencyFailedError, IdempotencyInProgressError, IdempotencyKeyError, IdempotencyPayloadMismatchError,
-  type IdempotencyRecord, type IdempotencyStore, type OutcomeReport
+  type IdempotencyStore, type OutcomeReport
 } from '../../../src/index.js'
+import type { IdempotencyRecord } from '../../../src/store.js'
 import { deferred } from '../deferred.js'
 import { lambdaContext } from '../sqs.js'
 

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, test } from '@jest/globals'
 import fc from 'fast-check'
-import type { ClaimRecord, IdempotencyStore } from '../../../src/index.js'
+import type { IdempotencyStore } from '../../../src/index.js'
+import type { ClaimRecord } from '../../../src/store.js'
 import { FAR_FUTURE_MS, initialModel, storeCommands, type Real, type Scope } from './store-model/commands.js'
 import { burst, burstRecords, explainingOrder } from './store-model/concurrent.js'
 import type { ModelState } from './store-model/model.js'

@@ -7,9 +7,9 @@ import {
   IdempotencyPayloadMismatchError,
   IdempotencyResponseError,
   type IdempotencyOptions,
-  type IdempotencyRecord,
   type IdempotencyStore
 } from '../../../src/index.js'
+import type { IdempotencyRecord } from '../../../src/store.js'
 import { middyVersions } from '../middy.js'
 import { lambdaContext, recordingLogger } from '../sqs.js'
 

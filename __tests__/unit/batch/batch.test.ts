@@ -20,7 +20,9 @@ const batchOfOne = async (context: object = {}): Promise<{ batch: Batch, state: 
   const unit = { key: 'k-a', attempt: 1 }
   const nowMs = Date.now()
   await store.claim({ key: unit.key, status: 'IN_PROGRESS', expiry: Math.floor(nowMs / 1000) + 60, inProgressExpiry: nowMs + 60_000, leaseToken: 't' }, nowMs)
-  const batch = new Batch(source, config, { concurrency: 4, recordConcurrency: 4, timeoutMarginMs: 0 }, sqsEvent([record]), [preparedRecord(record, record.messageId, undefined, { unit })], { nowMs, until: nowMs + 60_000 }, context)
+  const limits = { maxStoreRequests: 4, recordConcurrency: 4, timeoutMarginMs: 0 }
+  const prepared = [preparedRecord(record, record.messageId, undefined, { unit })]
+  const batch = new Batch(source, config, limits, sqsEvent([record]), prepared, { nowMs, until: nowMs + 60_000 }, context)
   const state = batch.records[0] as RecordState
   batch.claimDecided(state, { kind: 'run', leaseToken: 't' })
   batch.hand()

@@ -36,7 +36,7 @@ const batchOf = (
   const event = sqsEvent(records)
   const nowMs = Date.now()
   const lease = { nowMs, until: nowMs + 60_000 }
-  const limits = { concurrency: 4, recordConcurrency: 4, timeoutMarginMs: 0 }
+  const limits = { maxStoreRequests: 4, recordConcurrency: 4, timeoutMarginMs: 0 }
   const prepared = prepareRecords(fifo, byId, records, {}, event)
   return { batch: new Batch(fifo, config, limits, event, prepared, lease, {}), config }
 }
@@ -133,9 +133,9 @@ describe('claimBatch through the middleware, on a MemoryStore', () => {
     expect(logger.lines).toEqual([expect.objectContaining({ level: 'warn' })])
   })
 
-  test('reads of many redeliveries stay within the concurrency bound, as many keys a read as the store takes (here 100)', async () => {
+  test('reads of many redeliveries stay within maxStoreRequests, as many keys a read as the store takes (100)', async () => {
     const store = new CountingStore({ limits: { maxResponseBytes: 1024 * 1024, maxReadKeys: 100 } })
-    const { invoke } = consumer(store, async () => 'ok', { concurrency: 2 })
+    const { invoke } = consumer(store, async () => 'ok', { maxStoreRequests: 2 })
     const records = Array.from({ length: 500 }, (_, i) => sqsRecord(i))
     await invoke(records)
     store.calls = []

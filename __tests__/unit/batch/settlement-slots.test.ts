@@ -1,6 +1,7 @@
 import { describe, expect, test } from '@jest/globals'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
-import { idempotency, MemoryStore, perRecord, type CommitResult } from '../../../src/index.js'
+import { idempotency, MemoryStore, perRecord } from '../../../src/index.js'
+import type { CommitResult } from '../../../src/store.js'
 import { deferred } from '../../support/deferred.js'
 import { batchMiddyVersions, sqsPartialBatchFailure } from '../../support/middy.js'
 import { failedIds, lambdaContext, sqsEvent, sqsRecord } from '../../support/sqs.js'
@@ -66,7 +67,9 @@ describe.each(batchMiddyVersions)('perRecord: a record\'s slot is its work\'s, i
     const started: string[] = []
     const handler = middy<SQSEvent>()
       .use(sqsPartialBatchFailure({ logger: false as never }))
-      .use(idempotency({ store, logger: false, ...(options.store === undefined ? {} : { concurrency: options.store }) }))
+      .use(idempotency({
+        store, logger: false, ...(options.store === undefined ? {} : { maxStoreRequests: options.store })
+      }))
       .handler(perRecord(async (record: SQSRecord, { key, transact }) => {
         store.bodyOf.set(key as string, record.body)
         started.push(record.body)
@@ -159,7 +162,7 @@ describe.each(batchMiddyVersions)('perRecord at Middy\'s timeout, while a finish
       .use(sqsPartialBatchFailure({ logger: false as never }))
       // No margin: a's completion, slow, is still within the store calls' bound (the deadline
       // less timeoutMarginMs) when Middy's timeout answers, 100 ms before the deadline.
-      .use(idempotency({ store, logger: false, concurrency: 1, timeoutMarginMs: 0 }))
+      .use(idempotency({ store, logger: false, maxStoreRequests: 1, timeoutMarginMs: 0 }))
       .handler(perRecord(async (record: SQSRecord, { key, signal }) => {
         store.bodyOf.set(key, record.body)
         // b runs until Middy's early timeout aborts it.

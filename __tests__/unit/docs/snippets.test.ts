@@ -32,7 +32,8 @@ const compilerOptions = (): ts.CompilerOptions => {
       'middy-idempotency/batch': [join(root, 'src/batch.ts')],
       'middy-idempotency/event': [join(root, 'src/event.ts')],
       'middy-idempotency/dynamodb': [join(root, 'src/dynamodb.ts')],
-      'middy-idempotency/redis': [join(root, 'src/redis.ts')]
+      'middy-idempotency/redis': [join(root, 'src/redis.ts')],
+      'middy-idempotency/store': [join(root, 'src/store.ts')]
     }
   }
 }

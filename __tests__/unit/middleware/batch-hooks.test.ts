@@ -35,9 +35,9 @@ describe('SQS batch with MemoryStore', () => {
     expect(store.calls).toEqual(['claim', 'complete'])
   })
 
-  test('store requests in flight never exceed the concurrency option', async () => {
+  test('store requests in flight never exceed the maxStoreRequests option', async () => {
     const store = new CountingStore()
-    await consumer(store, async () => 'ok', { concurrency: 4 }).invoke(Array.from({ length: 50 }, (_, i) => sqsRecord(i)))
+    await consumer(store, async () => 'ok', { maxStoreRequests: 4 }).invoke(Array.from({ length: 50 }, (_, i) => sqsRecord(i)))
     expect(store.maxInFlight).toBe(4)
     expect(store.records()).toHaveLength(50)
   })

@@ -22,6 +22,22 @@ describe('options a JavaScript caller misspells are refused, not ignored', () =>
   })
 })
 
+describe('a renamed option is refused with its new name, not taken for the old meaning', () => {
+  const renamed = new IdempotencyConfigError("idempotency: option 'concurrency' is now 'maxStoreRequests' " +
+    '(the most store requests at once); perRecord(fn, { concurrency }) bounds the records run at once')
+
+  test('idempotency({ concurrency }) says the store bound is now maxStoreRequests, when the middleware is made', () => {
+    expect(() => idempotency({ store: new MemoryStore(), concurrency: 10 } as never)).toThrow(renamed)
+  })
+
+  test('the batch-only and event-only entries say so too', async () => {
+    const batchOnly = await import('../../../src/batch.js')
+    const eventOnly = await import('../../../src/event.js')
+    expect(() => batchOnly.idempotency({ store: new MemoryStore(), concurrency: 10 } as never)).toThrow(renamed)
+    expect(() => eventOnly.idempotency({ store: new MemoryStore(), concurrency: 10 } as never)).toThrow(renamed)
+  })
+})
+
 test('DynamoDBStore refuses a misspelt option too', async () => {
   const { DynamoDBStore } = await import('../../../src/dynamodb.js')
   expect(() => new DynamoDBStore({ tableName: 'T', tablename: 'U' } as never)).toThrow(new IdempotencyConfigError("DynamoDBStore: unknown option 'tablename' (did you mean 'tableName'?)"))
@@ -43,13 +59,13 @@ test('a malformed key or payload path is named once, with where it goes wrong', 
   expect(() => idempotency({ store: new MemoryStore(), payload: '$.' })).toThrow(new IdempotencyConfigError('idempotency: payload path "$." names nothing'))
 })
 
-test("a store's own concurrency is the default, and the option still decides", async () => {
+test("a store's own maxStoreRequests is the default, and the option still decides", async () => {
   const { RedisStore } = await import('../../../src/redis.js')
   const { resolveOptions } = await import('../../../src/options.js')
   const store = new RedisStore({ client: { sendCommand: async () => null } })
-  expect(resolveOptions({ store }).concurrency).toBe(1000)
-  expect(resolveOptions({ store, concurrency: 7 }).concurrency).toBe(7)
-  expect(resolveOptions({ store: new MemoryStore() }).concurrency).toBe(50)
+  expect(resolveOptions({ store }).maxStoreRequests).toBe(1000)
+  expect(resolveOptions({ store, maxStoreRequests: 7 }).maxStoreRequests).toBe(7)
+  expect(resolveOptions({ store: new MemoryStore() }).maxStoreRequests).toBe(50)
 })
 
 test("perRecord does not take a store's larger request bound as its own: with no option, at most 50 records run at once", async () => {
@@ -57,7 +73,8 @@ test("perRecord does not take a store's larger request bound as its own: with no
   const { sqsEvent, sqsRecord, lambdaContext } = await import('../../support/sqs.js')
   const records = Array.from({ length: 120 }, (_, i) => sqsRecord({ n: i }))
   // A store that takes 1,000 requests at once (as RedisStore states), in memory.
-  const store = new MemoryStore({ limits: { maxResponseBytes: 1024 * 1024, maxReadKeys: 1000, concurrency: 1000 } })
+  const limits = { maxResponseBytes: 1024 * 1024, maxReadKeys: 1000, maxStoreRequests: 1000 }
+  const store = new MemoryStore({ limits })
   let running = 0
   let most = 0
   const handler = middy().use(idempotency({ store, logger: false })).handler(perRecord(async () => {

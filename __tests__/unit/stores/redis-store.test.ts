@@ -1,5 +1,6 @@
 import { describe, expect, test } from '@jest/globals'
-import { IdempotencyConfigError, IdempotencyStoreError, type ClaimRecord } from '../../../src/index.js'
+import { IdempotencyConfigError, IdempotencyStoreError } from '../../../src/index.js'
+import type { ClaimRecord } from '../../../src/store.js'
 import { RedisStore } from '../../../src/redis.js'
 import { expireAt } from '../../../src/stores/redis/redis-store.js'
 import { READ } from '../../../src/stores/redis/scripts.js'

@@ -1,6 +1,7 @@
 import { describe, expect, test } from '@jest/globals'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
-import { idempotency, MemoryStore, perRecord, type CommitResult } from '../../../src/index.js'
+import { idempotency, MemoryStore, perRecord } from '../../../src/index.js'
+import type { CommitResult } from '../../../src/store.js'
 import { batchMiddyVersions, sqsPartialBatchFailure } from '../../support/middy.js'
 import { failedIds, lambdaContext, sqsEvent, sqsRecord } from '../../support/sqs.js'
 

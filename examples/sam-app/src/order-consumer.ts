@@ -18,9 +18,9 @@ import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
 import { idempotency, perRecord } from 'middy-idempotency/batch'
 import {
-  IdempotencyTransactError, type IdempotencyLogger, type IdempotencyStore, type OutcomeReport, type TransactItem
+  IdempotencyTransactError, type IdempotencyLogger, type IdempotencyStore, type OutcomeReport
 } from 'middy-idempotency'
-import { DynamoDBStore, transactions } from 'middy-idempotency/dynamodb'
+import { DynamoDBStore, transactions, type TransactItem } from 'middy-idempotency/dynamodb'
 
 /** The message body the shop sends when a customer checks out. */
 export interface Order {

@@ -89,7 +89,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     this.#fit = tableFit(this.#client, tableName, this.#names, (key) => this.#keyOf(key))
     this.#statements = new Statements(tableName, this.#names, this.#sortKeyValue)
     this.#grouped = groupWrites ? this.#groupedWrites() : undefined
-    this.limits = groupWrites ? { ...LIMITS, concurrency: GROUPED_CONCURRENCY } : LIMITS
+    this.limits = groupWrites ? { ...LIMITS, maxStoreRequests: GROUPED_CONCURRENCY } : LIMITS
     if (transactions !== undefined) {
       if (typeof transactions?.commit !== 'function' || typeof transactions.checkWrite !== 'function') {
         throw new IdempotencyConfigError(

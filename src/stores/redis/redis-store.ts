@@ -145,7 +145,7 @@ export class RedisStore implements IdempotencyStore {
       })
     }
     // One connection pipelines every request: a whole batch of claims is one round trip.
-    this.limits = { maxResponseBytes, maxReadKeys: MAX_READ_KEYS, concurrency: CONCURRENCY }
+    this.limits = { maxResponseBytes, maxReadKeys: MAX_READ_KEYS, maxStoreRequests: CONCURRENCY }
   }
 
   async claim (

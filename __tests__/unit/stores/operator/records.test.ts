@@ -1,5 +1,5 @@
 import { expect, test } from '@jest/globals'
-import type { IdempotencyRecord } from '../../../../src/index.js'
+import type { IdempotencyRecord } from '../../../../src/store.js'
 import { releaseFrom, viewOf } from '../../../../src/stores/operator/records.js'
 import type { ExpectedRecord, RecordTable } from '../../../../src/stores/operator/table.js'
 import { keyOf } from '../../../support/record-keys.js'
