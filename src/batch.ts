@@ -5,7 +5,7 @@
  * names (the options' store, logger, outcome), the errors and `MemoryStore` come from
  * `middy-idempotency`.
  */
-import { batchFamily } from './middleware/batch-family.js'
+import { batchHooks } from './middleware/batch-hooks.js'
 import { idempotencyFor } from './middleware/idempotency.js'
 
 export { perRecord } from './batch/per-record.js'
@@ -35,5 +35,5 @@ export type {
  *   .handler(perRecord<SQSEvent>(async (record, { signal }) => chargeCard(record, { signal })))
  * ```
  */
-export const idempotency = idempotencyFor({ entry: 'middy-idempotency/batch', batch: batchFamily })
+export const idempotency = idempotencyFor({ entry: 'middy-idempotency/batch', batch: batchHooks })
 export default idempotency

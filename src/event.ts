@@ -5,7 +5,7 @@
  * signatures spell out; the types a user names (the options' store, logger, outcome), the errors
  * and `MemoryStore` come from `middy-idempotency`.
  */
-import { eventFamily } from './middleware/event-family.js'
+import { eventHooks } from './middleware/event-hooks.js'
 import { idempotencyFor } from './middleware/idempotency.js'
 
 export type { IdempotencyMiddleware } from './middleware/idempotency.js'
@@ -37,5 +37,5 @@ export type {
  *   .handler(async (event) => ({ statusCode: 201, body: JSON.stringify(await createOrder(event.body)) }))
  * ```
  */
-export const idempotency = idempotencyFor({ entry: 'middy-idempotency/event', event: eventFamily })
+export const idempotency = idempotencyFor({ entry: 'middy-idempotency/event', event: eventHooks })
 export default idempotency

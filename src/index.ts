@@ -4,8 +4,8 @@
  * No store client is loaded from here: each store has its own entry point
  * (`middy-idempotency/dynamodb`), so a function pays at cold start for the store it uses only.
  */
-import { batchFamily } from './middleware/batch-family.js'
-import { eventFamily } from './middleware/event-family.js'
+import { batchHooks } from './middleware/batch-hooks.js'
+import { eventHooks } from './middleware/event-hooks.js'
 import { idempotencyFor } from './middleware/idempotency.js'
 
 /**
@@ -32,7 +32,7 @@ import { idempotencyFor } from './middleware/idempotency.js'
  *   .handler(async (event) => Promise.allSettled(event.Records.map(chargeCard)))
  * ```
  */
-export const idempotency = idempotencyFor({ entry: 'middy-idempotency', batch: batchFamily, event: eventFamily })
+export const idempotency = idempotencyFor({ entry: 'middy-idempotency', batch: batchHooks, event: eventHooks })
 export default idempotency
 // What a user of the middleware, perRecord and makeIdempotent names. The types a signature only
 // spells out are exported by middy-idempotency/batch and /event (the middleware's request, the unit

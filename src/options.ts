@@ -3,7 +3,8 @@ import { IdempotencyConfigError } from './errors.js'
 import { needsCommit } from './unit/completion.js'
 import type { LifecycleConfig } from './unit/config.js'
 import { LocalCache } from './unit/local-cache.js'
-import { parsePath } from './keys/selector.js'
+import { compileSelector, parsePath, type EncodedParts } from './keys/selector.js'
+import type { Selection } from './keys/prepare.js'
 import { defaultNamespace, namespaceProblem } from './keys/namespace.js'
 import { createLog, defaultLogLevel, isLogLevel } from './observe/log.js'
 import { definedOptions, refuseUnknownOptions } from './unknown-options.js'
@@ -108,3 +109,43 @@ export const lifecycleConfig = (resolved: ResolvedOptions): LifecycleConfig => (
   ...(resolved.onOutcome === undefined ? {} : { onOutcome: resolved.onOutcome }),
   ...(resolved.localCacheSize > 0 ? { cache: new LocalCache(resolved.localCacheSize) } : {})
 })
+
+/** The key and payload an event family selects when the options name none. */
+type DefaultSelectors = { key: Selector, payload: Selector }
+
+/** What every event family of one middleware shares: its options, its lifecycle, and how it selects a key. */
+export interface Setup {
+  resolved: ResolvedOptions
+  /** The `maxStoreRequests` option as given (records run at once default to it, not to the store's bound). */
+  maxStoreRequests?: number
+  config: LifecycleConfig
+  /**
+   * The key and payload selection, from the options or else from `defaults`; `defaultKeyName` names the
+   * default key in errors.
+   */
+  selection: (defaults: DefaultSelectors, defaultKeyName: string, encoded?: EncodedParts) => Selection
+}
+
+/** Checks the options and builds the lifecycle every unit of this middleware goes through. */
+export const setUp = (options: IdempotencyOptions<any>): Setup => {
+  const resolved = resolveOptions(options)
+  const config = lifecycleConfig(resolved)
+  const selection = (defaults: DefaultSelectors, defaultKeyName: string, encoded: EncodedParts = []): Selection => {
+    const key = compileSelector(resolved.key ?? defaults.key, 'key', encoded)
+    const payload = resolved.payload === false
+      ? undefined
+      : compileSelector(resolved.payload ?? defaults.payload, 'payload', encoded)
+    const keyName = typeof resolved.key === 'string'
+      ? `key path "${resolved.key}"`
+      : resolved.key === undefined ? defaultKeyName : 'the key function'
+    return {
+      namespace: resolved.namespace,
+      key,
+      keyName,
+      defaultKey: resolved.key === undefined,
+      ...(payload === undefined ? {} : { payload })
+    }
+  }
+  const { maxStoreRequests } = options
+  return { resolved, ...(maxStoreRequests === undefined ? {} : { maxStoreRequests }), config, selection }
+}

@@ -57,7 +57,7 @@ export class Batch {
     prepared: readonly PreparedRecord[],
     readonly lease: Lease,
     readonly context: unknown,
-    /** Told when `perRecord` takes the batch over: the middleware learns its handler (handler-kind.ts). */
+    /** Told when `perRecord` takes the batch over: the middleware learns its handler (HandlerKind, middleware/batch-hooks.ts). */
     private readonly whenStarted?: () => void
   ) {
     this.#storeRequests = new Bound(limits.maxStoreRequests)

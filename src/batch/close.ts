@@ -29,7 +29,7 @@ const NOT_STARTED = 'the invocation failed before the handler started it ' +
  * The handler or a middleware inside ours failed with `error`, before the deadline. Nothing
  * can have run a record that nobody read (a middleware failed in `before`), nor, with
  * `perRecord`, one it did not start: those are released whatever `onFailure` says.
- * `perRecordHandler`: the middleware's handler is known to be `perRecord` (see handler-kind.ts).
+ * `perRecordHandler`: the middleware's handler is known to be `perRecord` (see HandlerKind, middleware/batch-hooks.ts).
  */
 export const closeOnError = async (batch: Batch, error: unknown, perRecordHandler: boolean): Promise<void> => {
   batch.close(false)

@@ -13,7 +13,37 @@ import type { BatchLimits } from '../batch/limits.js'
 import { closeOnAnswer, closeOnError, closeOnTimeout, closeOnUnreadableAnswer } from '../batch/close.js'
 import { claimBatch, prepareRecords } from '../batch/claim-batch.js'
 import { handOver, takeBack } from '../batch/handover.js'
-import type { HandlerKind } from './handler-kind.js'
+import { sourceByMode, sourceOf } from '../sources/index.js'
+import { defaults } from '../defaults.js'
+import type { Setup } from '../options.js'
+
+/**
+ * The batch events of one middleware (SQS, Kinesis, DynamoDB Streams, Kafka): the hooks of the
+ * request's source, made the first time the source is met, or undefined when the event is no batch.
+ */
+export const batchHooks = (
+  { resolved, maxStoreRequests, config, selection }: Setup
+): (request: MiddyRequest) => Hooks | undefined => {
+  const handler = new HandlerKind()
+  const forced = resolved.mode === 'auto' || resolved.mode === 'event' ? undefined : sourceByMode(resolved.mode)
+  const adapters = new Map<BatchSource, Hooks>()
+  return (request) => {
+    const source = forced ?? sourceOf(request.event)
+    if (source === undefined) return undefined
+    let adapter = adapters.get(source)
+    if (adapter === undefined) {
+      const keyName = typeof source.defaults.key === 'string' ? `key path "${source.defaults.key}"` : 'the default key'
+      adapter = sourceHooks(config, source, selection(source.defaults, keyName, source.encoded),
+        {
+          maxStoreRequests: resolved.maxStoreRequests,
+          recordConcurrency: maxStoreRequests ?? defaults.maxStoreRequests,
+          timeoutMarginMs: resolved.timeoutMarginMs
+        }, handler)
+      adapters.set(source, adapter)
+    }
+    return adapter
+  }
+}
 
 /**
  * The Middy hooks of one batch source (docs/architecture.md: the batch flow). `before` claims every record and hands
@@ -21,7 +51,7 @@ import type { HandlerKind } from './handler-kind.js'
  * (`perRecord`) or, for a hand-written handler, in `after`; `after` and `onError` restore the
  * delivered event and answer index-aligned with it.
  */
-export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selection: Selection, limits: BatchLimits, handler: HandlerKind): Hooks => {
+const sourceHooks = (config: LifecycleConfig, source: BatchSource, selection: Selection, limits: BatchLimits, handler: HandlerKind): Hooks => {
   const batches = new WeakMap<MiddyRequest, Batch>()
 
   const before = async (request: MiddyRequest): Promise<unknown> => {
@@ -128,7 +158,7 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
       }
     } else {
       // With `perRecord` known to be the handler, a batch it was never called with never started
-      // a record, whoever read the records (a validator): see handler-kind.ts.
+      // a record, whoever read the records (a validator): see HandlerKind below.
       await closeOnError(batch, originalError(request), handler.perRecord)
     }
     // A middleware inside ours answered the error (a misordered batch middleware, built on
@@ -148,4 +178,33 @@ export const batchAdapter = (config: LifecycleConfig, source: BatchSource, selec
   }
 
   return { before, after, onError }
+}
+
+/**
+ * Whether a middleware's handler is `perRecord`, as far as the middleware knows.
+ *
+ * Middy never shows a middleware its handler (it is a closure of `middy()`), and a middleware
+ * inside ours may fail in `before` after reading the records (a validator): with `perRecord` the
+ * records then never ran, with a hand-written handler that read them they may have. Releasing
+ * records that ran would run them twice; keeping FAILED records that never ran leaves them to the
+ * operator (`middy-idempotency release`). So the middleware assumes the handler may have run what
+ * it read until it knows better: once `perRecord` has been called with one of its batches, a fact
+ * about the stack that only ever becomes true (no invocation's state: on Lambda Managed Instances
+ * concurrent invocations only read it, or set it to the same value).
+ *
+ * Pairing a middleware with a `perRecord` built in the same synchronous stretch of code was tried
+ * and dropped: a `perRecord` built there for another stack (two handlers in one module, a library
+ * module evaluated in the same turn) paired with a hand-written handler, whose charged records
+ * were then released and charged again (docs/batches.md: a middleware after `idempotency` that fails in `before`).
+ */
+class HandlerKind {
+  #perRecord = false
+
+  /** `perRecord` has been called with a batch of this middleware. */
+  get perRecord (): boolean { return this.#perRecord }
+
+  /** Told of each batch the middleware answers: `perRecord` took part in it. */
+  learn (batch: { scheduled: boolean, handlerCalled: boolean }): void {
+    if (batch.scheduled || batch.handlerCalled) this.#perRecord = true
+  }
 }

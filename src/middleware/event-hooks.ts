@@ -10,8 +10,31 @@ import { originalError, timedOut, watchErrors } from './timeout.js'
 import type { MiddyRequest } from '../types.js'
 import type { Hooks } from './idempotency.js'
 import { isHttpEvent } from '../http/request.js'
+import { base64PartsOf } from '../http/body.js'
+import { defaultEventKey, defaultEventPayload, runsUnprotected, type CallerOf } from '../http/request.js'
+import type { Selector } from '../keys/selector.js'
+import type { Setup } from '../options.js'
 import { isErrorResponse, markReplayed } from '../http/response.js'
 import { problemOf, problemResponse, retryAfterSeconds } from '../http/problem.js'
+
+/**
+ * Whole events (HTTP, EventBridge, direct invocations): one event, one unit of work, keyed by the
+ * request when HTTP.
+ */
+export const eventHooks = ({ resolved, config, selection }: Setup): Hooks => {
+  const { caller } = resolved
+  const eventKey: Selector = caller === undefined
+    ? defaultEventKey
+    : (unit, context) => defaultEventKey(unit, context, caller as CallerOf)
+  // A key or payload path into a body sent base64-encoded (a binary media type) reads the decoded body.
+  const eventSelection = selection({ key: eventKey, payload: defaultEventPayload }, 'the event', base64PartsOf)
+  return wholeEventHooks(config, eventSelection, {
+    timeoutMarginMs: resolved.timeoutMarginMs,
+    // Only the default key leaves GET and the like without the header unprotected.
+    ...(resolved.key === undefined ? { runsUnprotected } : {}),
+    ...(resolved.responseHook === undefined ? {} : { responseHook: resolved.responseHook })
+  })
+}
 
 /** What whole-event mode is told besides the lifecycle: see the options of the same names. */
 export interface WholeEventOptions {
@@ -28,7 +51,7 @@ export interface WholeEventOptions {
  * and `onError` settle it; what is Middy's or HTTP's (problem answers, replays marked, `transact` on
  * the context, Middy's timeout) stays here.
  */
-export const wholeEventAdapter = (config: LifecycleConfig, selection: Selection, options: WholeEventOptions): Hooks => {
+const wholeEventHooks = (config: LifecycleConfig, selection: Selection, options: WholeEventOptions): Hooks => {
   const lifecycle = wholeEventLifecycle(config, selection, 'event', options.timeoutMarginMs)
   const claims = new WeakMap<MiddyRequest, RunningEvent>()
   const replayed = new WeakSet<MiddyRequest>()

@@ -2,8 +2,7 @@ import { IdempotencyConfigError } from '../errors.js'
 import { batchModeOf, untakenBatchOf } from '../sources/recognise.js'
 import type { IdempotencyOptions, IdempotencyRequest, MiddyRequest } from '../types.js'
 import { isDisabled } from '../disabled.js'
-import { refusals, type Entry } from './refusals.js'
-import { setUp, type Setup } from './setup.js'
+import { setUp, type Setup } from '../options.js'
 
 /**
  * The Middy middleware object returned by `idempotency`.
@@ -31,11 +30,11 @@ export interface Hooks {
 }
 
 /**
- * What an entry point takes: the batch family (the hooks of a request's batch source, or
- * undefined when it is no batch) and the whole-event family. An entry names only its own, so that
+ * What an entry point takes: the batch hooks (those of a request's batch source, or undefined
+ * when it is no batch) and the whole-event hooks. An entry names only its own, so that
  * its bundle carries only them.
  */
-export interface Families {
+export interface EntryHooks {
   entry: Entry
   batch?: (setup: Setup) => (request: MiddyRequest) => Hooks | undefined
   event?: (setup: Setup) => Hooks
@@ -46,7 +45,7 @@ export interface Families {
  * hooks of the request's family, which `after` and `onError` then follow for that request; an
  * event no family of this entry takes is refused, naming what takes it.
  */
-export const idempotencyFor = ({ entry, batch, event }: Families) =>
+export const idempotencyFor = ({ entry, batch, event }: EntryHooks) =>
   <TEvent = any>(options: IdempotencyOptions<TEvent>): IdempotencyMiddleware => {
     const setup = setUp(options)
     const { mode } = setup.resolved
@@ -93,3 +92,45 @@ export const idempotencyFor = ({ entry, batch, event }: Families) =>
     }
     return { before: idempotencyBefore, after: idempotencyAfter, onError: idempotencyOnError }
   }
+
+/**
+ * The events an entry point of the package refuses, and why: one table for the three entries, so
+ * that each refusal names what takes the event instead (docs/architecture.md: entry points).
+ */
+export type Entry = 'middy-idempotency' | 'middy-idempotency/batch' | 'middy-idempotency/event'
+
+const TAKES: Record<Entry, string> = {
+  'middy-idempotency': '',
+  'middy-idempotency/batch': 'SQS, Kinesis, DynamoDB Streams and Kafka batches',
+  'middy-idempotency/event': 'whole events'
+}
+
+const lead = (entry: Entry): string =>
+  entry === 'middy-idempotency'
+    ? 'idempotency: this is'
+    : `idempotency from '${entry}' takes ${TAKES[entry]}, and this is`
+
+const ONE_UNIT = "set mode: 'event' to take the batch as one unit"
+
+export const refusals = {
+  /** A `mode` the entry has no family for, refused where the middleware is built. */
+  mode: (entry: Entry, mode: string): string =>
+    `idempotency from '${entry}' takes ${TAKES[entry]}: mode '${mode}' needs idempotency from 'middy-idempotency' ` +
+    `or 'middy-idempotency/${mode === 'event' ? 'event' : 'batch'}'`,
+  /** A batch that an entry without the batch family meets. */
+  batch: (entry: Entry, mode: string): string =>
+    `${lead(entry)} a ${mode} batch: import idempotency and perRecord from 'middy-idempotency/batch' ` +
+    `(or 'middy-idempotency'), or ${ONE_UNIT}`,
+  /** A whole event that an entry without the whole-event family meets. */
+  wholeEvent: (entry: Entry): string =>
+    `${lead(entry)} no batch: import idempotency from 'middy-idempotency/event' (whole events, HTTP) ` +
+    "or 'middy-idempotency' (every event)",
+  /**
+   * A batch no source takes per record (Amazon MQ, DocumentDB, an EventBridge Pipes array): taken
+   * whole, one failed record would run its finished neighbours again, so it needs `mode: 'event'`.
+   */
+  untaken: (entry: Entry, untaken: string, takesWholeEvents: boolean): string =>
+    `${lead(entry)} ${untaken}, which no idempotency middleware takes per record: ` +
+    `run each record through makeIdempotent() from 'middy-idempotency', or ${ONE_UNIT}` +
+    (takesWholeEvents ? '' : " with the idempotency of 'middy-idempotency/event'")
+}
