@@ -2,7 +2,7 @@ import { IdempotencyConfigError, IdempotencyError } from '../errors.js'
 import { fulfilled, rejected } from '../unit/outcome.js'
 import { isReported, kindOfRefusal, reportOutcome } from '../observe/report.js'
 import type { OutcomeKind } from '../types.js'
-import { reportOf, type BatchSource } from '../sources/source.js'
+import { identifierOf, type BatchSource } from '../sources/source.js'
 import type { LifecycleConfig } from '../unit/config.js'
 import { settledOf, unitOf, type ClaimedRecord, type RecordState } from './record-state.js'
 import { attribute, namedFailed } from './attribute.js'
@@ -117,12 +117,12 @@ const asSettled = async (
 export const answerBatch = (batch: BatchView, form: AnswerForm): unknown => {
   const results = batch.records.map(resultOf)
   if (form === 'array' && batch.source.answer === 'settled') {
-    return readableByLambda(results, batch.records.map((s) => reportOf(batch.source, s.record)))
+    return readableByLambda(results, batch.records.map((s) => identifierOf(batch.source, s.record)))
   }
   const response = {
     batchItemFailures: batch.records
       .filter((_, i) => results[i]?.status === 'rejected')
-      .map((s) => ({ itemIdentifier: reportOf(batch.source, s.record) }))
+      .map((s) => ({ itemIdentifier: identifierOf(batch.source, s.record) }))
   }
   results.forEach((result, i) => { Object.defineProperty(response, i, { value: result, enumerable: false }) })
   return response

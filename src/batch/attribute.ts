@@ -1,5 +1,5 @@
 import { IdempotencyConfigError } from '../errors.js'
-import { fieldOf, reportedId, type BatchSource } from '../sources/source.js'
+import { fieldOf, identifierText, type BatchSource } from '../sources/source.js'
 import type { ClaimedRecord, RecordState } from './record-state.js'
 
 /**
@@ -81,7 +81,7 @@ export const namedFailed = (
   if (!Array.isArray(failures)) throw unreadable(source, 'batchItemFailures is not a list')
   const ids = new Set(delivered.map((state) => state.id))
   return new Set(failures.map((entry: unknown, i) => {
-    const id = reportedId(source, (entry as { itemIdentifier?: unknown } | null)?.itemIdentifier)
+    const id = identifierText(source, (entry as { itemIdentifier?: unknown } | null)?.itemIdentifier)
     if (id === undefined || !ids.has(id)) {
       const why = id === undefined ? 'has no itemIdentifier Lambda can read' : `names no record of the batch (${id})`
       throw unreadable(source, `entry ${i} ${why}`)
@@ -92,5 +92,5 @@ export const namedFailed = (
 
 const unreadable = (source: BatchSource, why: string): IdempotencyConfigError => new IdempotencyConfigError(
   `idempotency: Lambda fails the whole batch on this batchItemFailures (${why}): ` +
-  `it expects { itemIdentifier: ${source.reportedAs} } naming a record of the batch. ` +
+  `it expects { itemIdentifier: ${source.identifierShape} } naming a record of the batch. ` +
   'No record was completed on its strength')

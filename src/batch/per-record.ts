@@ -13,7 +13,7 @@ import { queueTransact } from '../unit/transact-queue.js'
 import { defaults } from '../defaults.js'
 import { refuseUnknownOptions } from '../unknown-options.js'
 import { sourceOf } from '../sources/index.js'
-import { listOf, recordsOf, reportOf, type BatchSource } from '../sources/source.js'
+import { listOf, recordsOf, identifierOf, type BatchSource } from '../sources/source.js'
 import type { BatchEvent, PerRecordHandler, PerRecordOptions, RecordOf, RecordTools } from '../types.js'
 
 /**
@@ -141,7 +141,7 @@ const runBatch = async <TRecord>(batch: Batch, records: TRecord[], fn: (record: 
         batch.begin(state)
         const writes: unknown[] = []
         const { key } = state.fate.unit
-        const outcome = await attempt(fn, record, toolsOf(run, queueTransact(batch.config, key, writes, () => state.fate.phase === 'running'), () => key))
+        const outcome = await settledCall(fn, record, toolsOf(run, queueTransact(batch.config, key, writes, () => state.fate.phase === 'running'), () => key))
         // The work is over: its slot goes to the next record once this one's write has its turn
         // at the store (at once while the store has room, so that the writes of records that end
         // together share round trips; never before, so finished work never piles up unwritten).
@@ -186,17 +186,18 @@ const runPlain = async <TRecord, TResult>(event: unknown, records: TRecord[], fn
         item.group === undefined ? {} : { group: item.group }))
     },
     run: async ({ record, index }, free) => {
-      const result = await attempt(fn, record, toolsOf(run, noTransact, () => source === undefined ? noKey() : defaultKeyOf(source, event, record, run.context))) as PromiseSettledResult<TResult>
+      const result = await settledCall(fn, record, toolsOf(run, noTransact, () => source === undefined ? noKey() : defaultKeyOf(source, event, record, run.context))) as PromiseSettledResult<TResult>
       free()
       results[index] = result
       return result.status === 'fulfilled'
     }
   })
   if (source === undefined) return results
-  return readableByLambda(results, records.map((record) => record === null || typeof record !== 'object' ? undefined : reportOf(source, record)))
+  return readableByLambda(results, records.map((record) => record === null || typeof record !== 'object' ? undefined : identifierOf(source, record)))
 }
 
-const attempt = async <TRecord>(fn: (record: TRecord, tools: RecordTools) => unknown, record: TRecord, tools: RecordTools): Promise<PromiseSettledResult<unknown>> => {
+/** `fn(record, tools)` as a settled result: its value, or what it threw. */
+const settledCall = async <TRecord>(fn: (record: TRecord, tools: RecordTools) => unknown, record: TRecord, tools: RecordTools): Promise<PromiseSettledResult<unknown>> => {
   try {
     return fulfilled(await fn(record, tools))
   } catch (error) {

@@ -16,7 +16,7 @@ export const dynamodbStreams: BatchSource<DynamoDBRecord> = {
   groupName: 'item',
   eventSource: 'aws:dynamodb',
   identityName: 'a dynamodb.SequenceNumber',
-  reportedAs: '<its dynamodb.SequenceNumber>',
+  identifierShape: '<its dynamodb.SequenceNumber>',
   label: (record) => `record ${record.dynamodb?.SequenceNumber}`,
   itemIdentifier: (record) =>
     typeof record.dynamodb?.SequenceNumber === 'string' ? record.dynamodb.SequenceNumber : undefined,

@@ -23,9 +23,9 @@ export const kafka: BatchSource<MSKRecord> = {
     typeof record?.topic === 'string' && Number.isSafeInteger(record.partition) && Number.isSafeInteger(record.offset)
       ? `${partitionOf(record)}@${record.offset}`
       : undefined,
-  reportAs: (record) => ({ partition: partitionOf(record), offset: record.offset }),
-  reportedAs: "{ partition: '<topic>-<partition>', offset: <its offset, a number> }",
-  readReported: (identifier) => {
+  identifierValue: (record) => ({ partition: partitionOf(record), offset: record.offset }),
+  identifierShape: "{ partition: '<topic>-<partition>', offset: <its offset, a number> }",
+  readIdentifier: (identifier) => {
     const { partition, offset } = (identifier ?? {}) as { partition?: unknown, offset?: unknown }
     return typeof partition === 'string' && Number.isSafeInteger(offset)
       ? `${partition}@${String(offset)}`

@@ -15,7 +15,7 @@ export const kinesis: BatchSource<KinesisStreamRecord> = {
   groupName: 'partition key',
   eventSource: 'aws:kinesis',
   identityName: 'a kinesis.sequenceNumber',
-  reportedAs: '<its kinesis.sequenceNumber>',
+  identifierShape: '<its kinesis.sequenceNumber>',
   label: (record) => `record ${record.kinesis?.sequenceNumber}`,
   itemIdentifier: (record) =>
     typeof record.kinesis?.sequenceNumber === 'string' ? record.kinesis.sequenceNumber : undefined,

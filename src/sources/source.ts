@@ -57,7 +57,7 @@ export interface BatchSource<TRecord = any> {
    * What Lambda's `batchItemFailures` names the record by, when not its `itemIdentifier` text
    * (Kafka: `{ partition, offset }`).
    */
-  reportAs?: (record: TRecord) => unknown
+  identifierValue?: (record: TRecord) => unknown
   /** A part of the default key that the event holds, not the record (a Kafka record's cluster). */
   keyScope?: (event: unknown) => string | undefined
   /**
@@ -69,13 +69,13 @@ export interface BatchSource<TRecord = any> {
   /** A short name for what `label` and `itemIdentifier` read, for the error when it is missing. */
   identityName: string
   /** What Lambda expects as the `itemIdentifier` of a failed record, for errors: `<its messageId>`. */
-  reportedAs: string
+  identifierShape: string
   /**
    * The text of an `itemIdentifier` a handler reported, comparable with `itemIdentifier` of a
    * record, or undefined when Lambda cannot read it as one (Kafka: `{ partition, offset }`).
    * [a string that is not empty]
    */
-  readReported?: (identifier: unknown) => string | undefined
+  readIdentifier?: (identifier: unknown) => string | undefined
 }
 
 /**
@@ -101,12 +101,15 @@ export const fieldOf = (source: BatchSource): string => source.layout?.field ?? 
 export const shapeOf = (source: BatchSource, records: readonly unknown[]): unknown =>
   source.layout === undefined ? [...records] : source.layout.shape(records)
 
-/** The text of an `itemIdentifier` a handler reported (see `readReported`), or undefined when Lambda cannot read it. */
-export const reportedId = (source: BatchSource, identifier: unknown): string | undefined => {
-  if (source.readReported !== undefined) return source.readReported(identifier)
+/**
+ * The text of an `itemIdentifier` a handler put in its answer (see `readIdentifier`), or undefined
+ * when Lambda cannot read it.
+ */
+export const identifierText = (source: BatchSource, identifier: unknown): string | undefined => {
+  if (source.readIdentifier !== undefined) return source.readIdentifier(identifier)
   return typeof identifier === 'string' && identifier !== '' ? identifier : undefined
 }
 
 /** What `batchItemFailures` names `record` by. */
-export const reportOf = (source: BatchSource, record: unknown): unknown =>
-  source.reportAs === undefined ? source.itemIdentifier(record) : source.reportAs(record)
+export const identifierOf = (source: BatchSource, record: unknown): unknown =>
+  source.identifierValue === undefined ? source.itemIdentifier(record) : source.identifierValue(record)

@@ -19,7 +19,7 @@ export const sqs: BatchSource<SQSRecord> = {
   groupName: 'message group',
   eventSource: 'aws:sqs',
   identityName: 'a string messageId',
-  reportedAs: '<its messageId>',
+  identifierShape: '<its messageId>',
   label: (record) => `record ${record.messageId}`,
   itemIdentifier: (record) => typeof record?.messageId === 'string' ? record.messageId : undefined,
   orderingGroups: (records) => records.some(isFifo) ? (record) => record.attributes?.MessageGroupId ?? '' : undefined,
