@@ -131,7 +131,6 @@ export interface IdempotencyStore<TWrite = any> {
 }
 
 /**
-/**
  * What the lifecycle tells a store about one call.
  *
  * @example
