@@ -13,7 +13,8 @@ import type { IdempotencyLogger, IdempotencyOptions, OutcomeReport, Selector } f
 export type { IdempotencyOptions }
 
 /** The options with every default applied. */
-export interface ResolvedOptions extends Required<Omit<IdempotencyOptions, 'key' | 'payload' | 'logger' | 'onOutcome' | 'responseHook' | 'caller'>> {
+export interface ResolvedOptions
+  extends Required<Omit<IdempotencyOptions, 'key' | 'payload' | 'logger' | 'onOutcome' | 'responseHook' | 'caller'>> {
   caller?: IdempotencyOptions['caller']
   onOutcome?: (outcome: OutcomeReport) => void
   responseHook?: IdempotencyOptions['responseHook']
@@ -44,24 +45,30 @@ const pathOption = (option: string, selector: unknown): true | string | boolean 
  * they are checked in and named in an unknown option's error), with its check: true when the
  * value is good, false for the words after `<option> must `, or a sentence of its own.
  */
-const OPTIONS: Record<keyof IdempotencyOptions, [check: (value: any, options: IdempotencyOptions) => boolean | string | undefined, must: string] | []> = {
+type OptionCheck = (value: any, options: IdempotencyOptions) => boolean | string | undefined
+const OPTIONS: Record<keyof IdempotencyOptions, [check: OptionCheck, must: string] | []> = {
   store: [],
   key: [(key) => pathOption('key', key), 'be a non-empty path string or a function'],
   payload: [(payload) => payload === false || pathOption('payload', payload), 'be a path string, a function or false'],
   expiresAfterSeconds: [positive, 'be a positive integer'],
-  onFailure: [(policy) => isFunction(policy) || policy === 'delete' || policy === 'fail', "be 'delete', 'fail' or a function"],
-  namespace: [(namespace) => typeof namespace === 'string' && namespace !== '' && (namespaceProblem(namespace) ?? true), 'be a non-empty string'],
-  mode: [oneOf('auto', 'sqs', 'kinesis', 'dynamodb', 'kafka', 'event'), "be 'auto', 'sqs', 'kinesis', 'dynamodb', 'kafka' or 'event'"],
+  onFailure: [(policy) => isFunction(policy) || policy === 'delete' || policy === 'fail',
+    "be 'delete', 'fail' or a function"],
+  namespace: [(namespace) => typeof namespace === 'string' && namespace !== '' && (namespaceProblem(namespace) ?? true),
+    'be a non-empty string'],
+  mode: [oneOf('auto', 'sqs', 'kinesis', 'dynamodb', 'kafka', 'event'),
+    "be 'auto', 'sqs', 'kinesis', 'dynamodb', 'kafka' or 'event'"],
   maxStoreRequests: [positive, 'be a positive integer'],
   localCacheSize: [nonNegative, 'be an integer of 0 or more'],
   onOutcome: [isFunction, 'be a function'],
-  logger: [(logger) => logger === false || (isFunction(logger?.warn) && isFunction(logger?.error)), 'have warn and error functions, or be false'],
+  logger: [(logger) => logger === false || (isFunction(logger?.warn) && isFunction(logger?.error)),
+    'have warn and error functions, or be false'],
   logLevel: [isLogLevel, "be 'debug', 'info', 'warn', 'error' or 'silent'"],
   clockSkewMs: [nonNegative, 'be an integer of 0 or more'],
   timeoutMarginMs: [nonNegative, 'be an integer of 0 or more'],
   responseHook: [isFunction, 'be a function'],
-  caller: [(caller, { key }) => isFunction(caller) && (key === undefined || 'caller scopes only the default HTTP key; with your own key option, put the caller in the key'),
-    'be a function (event, context) => string | undefined'],
+  caller: [(caller, { key }) => isFunction(caller) && (key === undefined ||
+    'caller scopes only the default HTTP key; with your own key option, put the caller in the key'),
+  'be a function (event, context) => string | undefined'],
   effects: [(effects, { store }) => effects === 'any' || (effects === 'transact-only' && (isFunction(store.commit) ||
     needsCommit({ store }, "effects: 'transact-only'").message)),
   "be 'any' or 'transact-only'"],
@@ -70,23 +77,33 @@ const OPTIONS: Record<keyof IdempotencyOptions, [check: (value: any, options: Id
 
 /** Applies defaults and checks every option, naming the one that is wrong. */
 export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => {
-  if (options === null || typeof options !== 'object') throw new IdempotencyConfigError('idempotency: options are required ({ store })')
+  if (options === null || typeof options !== 'object') {
+    throw new IdempotencyConfigError('idempotency: options are required ({ store })')
+  }
   const { store } = options
-  if (store === null || typeof store !== 'object' || !['claim', 'complete', 'fail', 'release'].every((m) => isFunction(store[m as 'claim']))) {
-    throw new IdempotencyConfigError('idempotency: store is required and must implement claim, complete, fail and release (a DynamoDBStore, a RedisStore or a MemoryStore)')
+  const isStore = store !== null && typeof store === 'object' &&
+    ['claim', 'complete', 'fail', 'release'].every((m) => isFunction(store[m as 'claim']))
+  if (!isStore) {
+    throw new IdempotencyConfigError('idempotency: store is required and must implement claim, complete, fail and ' +
+      'release (a DynamoDBStore, a RedisStore or a MemoryStore)')
   }
   refuseUnknownOptions('idempotency', options, Object.keys(OPTIONS))
   for (const [name, [check, must]] of Object.entries(OPTIONS)) {
     const value = options[name as keyof IdempotencyOptions]
     const verdict = value === undefined || (check?.(value, options) ?? true)
-    if (verdict !== true) throw new IdempotencyConfigError(`idempotency: ${typeof verdict === 'string' ? verdict : `${name} must ${must}`}`)
+    if (verdict !== true) {
+      const problem = typeof verdict === 'string' ? verdict : `${name} must ${must}`
+      throw new IdempotencyConfigError(`idempotency: ${problem}`)
+    }
   }
 
   return {
     ...defaults,
     // The store knows how many requests it takes at once (a pipelining Redis client, far more
     // than the SDK's 50 sockets); the option, when set, still decides.
-    ...(typeof store.limits?.maxStoreRequests === 'number' ? { maxStoreRequests: store.limits.maxStoreRequests } : {}),
+    ...(typeof store.limits?.maxStoreRequests === 'number'
+      ? { maxStoreRequests: store.limits.maxStoreRequests }
+      : {}),
     ...definedOptions(options),
     namespace: options.namespace ?? defaultNamespace(),
     logger: options.logger ?? console,

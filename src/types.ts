@@ -7,7 +7,10 @@ import type { Context } from 'aws-lambda'
 import type { TransactItem } from './stores/dynamodb/transact-types.js'
 import type { IdempotencyStore } from './stores/store.js'
 
-export type { ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, IdempotencyStore, RecordStatus, StoreCallOptions, StoreLimits } from './stores/store.js'
+export type {
+  ClaimRecord, CommitOutcome, CommitResult, IdempotencyRecord, IdempotencyStore, RecordStatus, StoreCallOptions,
+  StoreLimits
+} from './stores/store.js'
 // Types only (nothing of the DynamoDB store is loaded): `transact`'s entries with a DynamoDBStore.
 export type { TransactEntry, TransactItem } from './stores/dynamodb/transact-types.js'
 
@@ -38,11 +41,19 @@ export type Selector<TUnit = any> = string | ((unit: TUnit, context: unknown) =>
  */
 export type UnitOf<TEvent> = 0 extends (1 & TEvent)
   ? any
-  : TEvent extends { eventSource: 'aws:kafka' | 'SelfManagedKafka', records: Record<string, ReadonlyArray<infer TRecord>> }
+  : TEvent extends {
+    eventSource: 'aws:kafka' | 'SelfManagedKafka'
+    records: Record<string, ReadonlyArray<infer TRecord>>
+  }
     ? TRecord
     : TEvent extends { Records: ReadonlyArray<infer TRecord> }
     // SQS, Kinesis and DynamoDB Streams records are units; other Records events (S3, SNS) are whole events.
-      ? (TRecord extends { messageId: string, receiptHandle: string } | { kinesis: object } | { eventName?: 'INSERT' | 'MODIFY' | 'REMOVE', dynamodb?: object } ? TRecord : TEvent)
+      ? (TRecord extends
+        | { messageId: string, receiptHandle: string }
+        | { kinesis: object }
+        | { eventName?: 'INSERT' | 'MODIFY' | 'REMOVE', dynamodb?: object }
+          ? TRecord
+          : TEvent)
       : TEvent
 
 /**
@@ -90,7 +101,10 @@ export interface IdempotencyOptions<TEvent = any> {
    * is the record's `ApproximateReceiveCount`. ['delete']
    */
   onFailure?: FailurePolicy
-  /** Prefix of every stored key, so that two functions sharing a table never collide. No `#`: it separates the tenant. [`AWS_LAMBDA_FUNCTION_NAME`, else `'middy-idempotency'`] */
+  /**
+   * Prefix of every stored key, so that two functions sharing a table never collide. No `#`: it
+   * separates the tenant. [`AWS_LAMBDA_FUNCTION_NAME`, else `'middy-idempotency'`]
+   */
   namespace?: string
   /**
    * `'sqs'`, `'kinesis'`, `'dynamodb'` (DynamoDB Streams), `'kafka'` (Amazon MSK and self-managed):
@@ -157,7 +171,10 @@ export interface IdempotencyOptions<TEvent = any> {
    * ```ts
    * idempotency({
    *   store,
-   *   responseHook: (response, { key }) => ({ ...(response as object), headers: { ...(response as { headers?: object }).headers, 'x-idempotency-key': key } })
+   *   responseHook: (response, { key }) => ({
+   *     ...(response as object),
+   *     headers: { ...(response as { headers?: object }).headers, 'x-idempotency-key': key }
+   *   })
    * })
    * ```
    */
@@ -407,7 +424,11 @@ export interface PerRecordOptions {
  * middy<SQSEvent>().use(idempotency({ store })).handler(handler)
  * ```
  */
-export type PerRecordHandler<TRecord, TResult, TEvent = { Records: TRecord[] } | { records: Record<string, TRecord[]> }> =
+export type PerRecordHandler<
+  TRecord,
+  TResult,
+  TEvent = { Records: TRecord[] } | { records: Record<string, TRecord[]> }
+> =
   (event: TEvent, context: Context, options?: { signal?: AbortSignal }) => Promise<Array<PromiseSettledResult<TResult>>>
 
 /**

@@ -46,7 +46,10 @@ const editDistance = (a: string, b: string): number => {
   for (let i = 1; i <= a.length; i++) {
     const current = [i]
     for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1))
+      const substitution = a[i - 1] === b[j - 1] ? 0 : 1
+      const deleted = (previous[j] as number) + 1
+      const inserted = (current[j - 1] as number) + 1
+      current[j] = Math.min(deleted, inserted, (previous[j - 1] as number) + substitution)
     }
     previous = current
   }

@@ -5,7 +5,9 @@ import { rejected, type ClaimDecision, type Settlement } from '../unit/outcome.j
 import { settleUnit, type SettleContext } from '../unit/settle.js'
 import type { BatchSource } from '../sources/source.js'
 import { answerBatch, reportBatch, type AnswerForm } from './answer.js'
-import { isClaimed, unitOf, type ClaimedRecord, type Fate, type PreparedRecord, type RecordState } from './record-state.js'
+import {
+  isClaimed, unitOf, type ClaimedRecord, type Fate, type PreparedRecord, type RecordState
+} from './record-state.js'
 import { watchAbort } from './watch.js'
 import { Followers } from './follow.js'
 import { Bound, forEachBounded } from './bounded.js'
@@ -57,7 +59,10 @@ export class Batch {
     prepared: readonly PreparedRecord[],
     readonly lease: Lease,
     readonly context: unknown,
-    /** Told when `perRecord` takes the batch over: the middleware learns its handler (HandlerKind, middleware/batch-hooks.ts). */
+    /**
+     * Told when `perRecord` takes the batch over: the middleware learns its handler (HandlerKind,
+     * middleware/batch-hooks.ts).
+     */
     private readonly whenStarted?: () => void
   ) {
     this.#storeRequests = new Bound(limits.maxStoreRequests)
@@ -71,11 +76,17 @@ export class Batch {
   get run (): readonly ClaimedRecord[] { return this.#run }
   /** Something inside ours (the handler, a middleware) has read the handed event's records. */
   get recordsRead (): boolean { return this.#recordsRead }
-  /** `perRecord` was called with this batch (whether it scheduled it or, given other records, ran them plainly). */
+  /**
+   * `perRecord` was called with this batch (whether it scheduled it or, given other records, ran them
+   * plainly).
+   */
   get handlerCalled (): boolean { return this.#handlerCalled }
   /** The event the handler is given (handover.ts). */
   get handed (): object | undefined { return this.#handed }
-  /** When the claims were decided (epoch ms): the records that did not run took this long from `lease.nowMs`. */
+  /**
+   * When the claims were decided (epoch ms): the records that did not run took this long from
+   * `lease.nowMs`.
+   */
   get decidedMs (): number | undefined { return this.#decidedMs }
   /** `perRecord` schedules this batch: a record it has not started has not run. */
   get scheduled (): boolean { return this.#startedBy !== undefined }
@@ -83,10 +94,16 @@ export class Batch {
   get closed (): boolean { return this.#stage !== 'open' }
   get timedOut (): boolean { return this.#stage === 'timed-out' }
   get answered (): boolean { return this.#stage === 'answered' }
-  /** What a record's work is given as `signal`: aborted when this batch's own deadline comes, never another invocation's. */
+  /**
+   * What a record's work is given as `signal`: aborted when this batch's own deadline comes, never
+   * another invocation's.
+   */
   get signal (): AbortSignal { return this.#deadline.signal }
 
-  /** The claim of a keyed record is decided (claim-batch.ts): it runs, it does not, or it is a copy of `of`. */
+  /**
+   * The claim of a keyed record is decided (claim-batch.ts): it runs, it does not, or it is a copy of
+   * `of`.
+   */
   claimDecided (state: RecordState, decision: ClaimDecision | { kind: 'copy', of: RecordState }): void {
     const unit = unitOf(state)
     if (unit === undefined) throw new IdempotencyError(`${state.id} has no key: it cannot be claimed`)
@@ -98,7 +115,9 @@ export class Batch {
   /** The claimed records are handed to the handler, as `handed` (handover.ts). */
   hand (): void {
     this.#decidedMs = this.config.now()
-    for (const state of this.records) if (state.fate.kind === 'claimed') this.#become(state, { ...state.fate, phase: 'handed' })
+    for (const state of this.records) {
+      if (state.fate.kind === 'claimed') this.#become(state, { ...state.fate, phase: 'handed' })
+    }
     this.#run = this.records.filter(isClaimed)
   }
 
@@ -112,7 +131,9 @@ export class Batch {
    * returned function once it has run or skipped every record.
    */
   start (signal: AbortSignal): () => void {
-    if (this.scheduled) throw new IdempotencyConfigError('perRecord was called twice on one batch: its records would run twice')
+    if (this.scheduled) {
+      throw new IdempotencyConfigError('perRecord was called twice on one batch: its records would run twice')
+    }
     this.#startedBy = 'perRecord'
     this.whenStarted?.()
     return watchAbort(signal, this.context, this.limits.timeoutMarginMs, (reason) => { this.close(true, reason) })
@@ -137,11 +158,15 @@ export class Batch {
    * now), or left when the batch closed (released by `closeOnTimeout` before the answer).
    */
   async skip (state: RecordState, why: 'held-back' | 'closed'): Promise<PromiseRejectedResult> {
-    const error = new IdempotencyHeldBackError(why === 'closed' ? 'the invocation timed out before it started' : 'an earlier record of its ordering group failed',
+    const message = why === 'closed'
+      ? 'the invocation timed out before it started'
+      : 'an earlier record of its ordering group failed'
+    const error = new IdempotencyHeldBackError(message,
       { key: unitOf(state)?.key, ...(state.group === undefined ? {} : { group: state.group }) })
     const fate = state.fate
     if (fate.kind === 'copy') {
-      // A copy following its original (see follow.ts) that its group never reached: it did not take its original's result.
+      // A copy following its original (see follow.ts) that its group never reached: it did not take
+      // its original's result.
       this.#become(state, { kind: 'decided', unit: fate.unit, decision: { kind: 'rejected', error } })
       return rejected(error)
     }
@@ -159,7 +184,12 @@ export class Batch {
    * writes of every record of the batch share the store's bound (`limits.maxStoreRequests`):
    * `writing` is told when this one's turn has come (at once while the store has room).
    */
-  async settle (state: RecordState, result: PromiseSettledResult<unknown>, writes: readonly unknown[] = [], writing?: () => void): Promise<void> {
+  async settle (
+    state: RecordState,
+    result: PromiseSettledResult<unknown>,
+    writes: readonly unknown[] = [],
+    writing?: () => void
+  ): Promise<void> {
     await this.#settleThrough(state, result, { writes }, async (write) => await this.#storeRequests.run(write, writing))
   }
 
@@ -176,7 +206,8 @@ export class Batch {
    * it never ran, so it is released whatever `onFailure` says, and fails with `error`.
    */
   async release (state: RecordState, error: Error): Promise<void> {
-    await this.#settleThrough(state, rejected(error), { attempted: false }, async (write) => await this.#storeRequests.run(write))
+    await this.#settleThrough(state, rejected(error), { attempted: false },
+      async (write) => await this.#storeRequests.run(write))
   }
 
   /**
@@ -188,14 +219,20 @@ export class Batch {
   }
 
   /** The one way a record of the batch is settled: once, through `settleUnit`, its fate then `settled`. */
-  async #settleThrough (state: RecordState, result: PromiseSettledResult<unknown>, how: Omit<SettleContext, 'timedOut'>, send: (write: () => Promise<Settlement>) => Promise<Settlement>): Promise<void> {
+  async #settleThrough (
+    state: RecordState,
+    result: PromiseSettledResult<unknown>,
+    how: Omit<SettleContext, 'timedOut'>,
+    send: (write: () => Promise<Settlement>) => Promise<Settlement>
+  ): Promise<void> {
     const fate = state.fate
     if (fate.kind !== 'claimed' || fate.phase === 'settling' || fate.phase === 'settled') return
     this.#become(state, { ...fate, phase: 'settling' })
     // Failed after Middy's timeout, or so close to the deadline that it most likely is one:
     // judged when the work ended, not when the store had room for its write.
     const timedOut = this.timedOut || deadlineWithin(this.context, this.limits.timeoutMarginMs)
-    const settlement = await send(async () => await settleUnit(this.config, fate.unit, fate.hold, result, { ...how, timedOut }))
+    const settlement = await send(async () =>
+      await settleUnit(this.config, fate.unit, fate.hold, result, { ...how, timedOut }))
     this.#become(state, {
       ...fate,
       phase: 'settled',
@@ -223,7 +260,10 @@ export class Batch {
     this.#become(state, { ...state.fate, phase: 'not-started' })
   }
 
-  /** Whether `perRecord` answered before every record it was given had settled (a returning `timeoutEarlyResponse`). */
+  /**
+   * Whether `perRecord` answered before every record it was given had settled (a returning
+   * `timeoutEarlyResponse`).
+   */
   unfinished (): boolean {
     return this.scheduled && this.#run.some((s) => s.fate.phase !== 'settled')
   }

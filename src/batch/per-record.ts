@@ -64,11 +64,15 @@ export function perRecord<TRecord, TResult> (
     const batch = batchFor(event, context)
     const source = batch?.source ?? sourceOf(event)
     const records = source === undefined ? recordsOf(event) : listOf(source, event)
-    if (records === undefined) throw new IdempotencyConfigError('perRecord: the event has no records (a Records array, or Kafka\'s records): is this a batch event source?')
+    if (records === undefined) {
+      throw new IdempotencyConfigError('perRecord: the event has no records (a Records array, or Kafka\'s records): ' +
+        'is this a batch event source?')
+    }
     const signal = middyOptions?.signal ?? new AbortController().signal
     batch?.handlerWasCalled()
     if (batch !== undefined) {
-      return await runBatch(batch, records as TRecord[], fn, { context, signal, concurrency: concurrency ?? batch.limits.recordConcurrency }) as Array<PromiseSettledResult<TResult>>
+      const run = { context, signal, concurrency: concurrency ?? batch.limits.recordConcurrency }
+      return await runBatch(batch, records as TRecord[], fn, run) as Array<PromiseSettledResult<TResult>>
     }
     // Without the middleware, the default the middleware's own maxStoreRequests would give.
     const plain = concurrency ?? defaults.maxStoreRequests
@@ -76,11 +80,17 @@ export function perRecord<TRecord, TResult> (
   }
 }
 
-/** The tools of one record; `key` is read when asked for, so that a record without one fails only if its function needs it. */
+/**
+ * The tools of one record; `key` is read when asked for, so that a record without one fails only if
+ * its function needs it.
+ */
 const toolsOf = (run: Run, transact: RecordTools['transact'], key: () => string): RecordTools =>
   ({ context: run.context, signal: run.signal, transact, get key () { return key() } })
 
-const noKey = (): never => { throw new IdempotencyConfigError('perRecord: key needs the idempotency middleware in the stack, or a batch of a known source') }
+const noKey = (): never => {
+  throw new IdempotencyConfigError('perRecord: key needs the idempotency middleware in the stack, ' +
+    'or a batch of a known source')
+}
 
 interface Run { context: Context, signal: AbortSignal, concurrency: number }
 
@@ -96,9 +106,15 @@ type Item<TRecord> = (
 ) & { group?: string }
 
 /** With `idempotency` in the stack: each record is settled in the store as soon as its work ends. */
-const runBatch = async <TRecord>(batch: Batch, records: TRecord[], fn: (record: TRecord, tools: RecordTools) => unknown, run: Run): Promise<Array<PromiseSettledResult<unknown>>> => {
+const runBatch = async <TRecord>(
+  batch: Batch,
+  records: TRecord[],
+  fn: (record: TRecord, tools: RecordTools) => unknown,
+  run: Run
+): Promise<Array<PromiseSettledResult<unknown>>> => {
   const stop = batch.start(run.signal)
-  // Each record is given its own invocation's signal, not Middy's (shared by every invocation of a Middy 5 or 6 process).
+  // Each record is given its own invocation's signal, not Middy's (shared by every invocation of a
+  // Middy 5 or 6 process).
   run = { ...run, signal: batch.signal }
   const results: Array<PromiseSettledResult<unknown>> = new Array(records.length)
   // Each record runs under its own claim, whatever a middleware inside ours made of the order or
@@ -117,7 +133,9 @@ const runBatch = async <TRecord>(batch: Batch, records: TRecord[], fn: (record: 
     const index = givenAt.get(state)
     const group = state.group === undefined ? {} : { group: state.group }
     if (isClaimed(state)) {
-      return [index === undefined ? { kind: 'not-given', state, ...group } : { kind: 'run', state, index, record: records[index] as TRecord, ...group }]
+      return [index === undefined
+        ? { kind: 'not-given', state, ...group }
+        : { kind: 'run', state, index, record: records[index] as TRecord, ...group }]
     }
     return Followers.follows(state) ? [{ kind: 'follow', state, ...group }] : []
   })
@@ -141,13 +159,15 @@ const runBatch = async <TRecord>(batch: Batch, records: TRecord[], fn: (record: 
         batch.begin(state)
         const writes: unknown[] = []
         const { key } = state.fate.unit
-        const outcome = await settledCall(fn, record, toolsOf(run, queueTransact(batch.config, key, writes, () => state.fate.phase === 'running'), () => key))
+        const transact = queueTransact(batch.config, key, writes, () => state.fate.phase === 'running')
+        const outcome = await settledCall(fn, record, toolsOf(run, transact, () => key))
         // The work is over: its slot goes to the next record once this one's write has its turn
         // at the store (at once while the store has room, so that the writes of records that end
         // together share round trips; never before, so finished work never piles up unwritten).
         // Unless the write is a commit (its transact writes, or the claim of 'transact-only'):
         // that is the work's effect, and keeps the slot until it is done.
-        const commits = outcome.status === 'fulfilled' && (writes.length > 0 || state.fate.hold.unclaimed === true)
+        const commits = outcome.status === 'fulfilled' &&
+          (writes.length > 0 || state.fate.hold.unclaimed === true)
         await batch.settle(state, outcome, outcome.status === 'fulfilled' ? writes : [], commits ? undefined : free)
         const result = settledOf(state)?.result ?? outcome
         results[index] = result
@@ -161,43 +181,67 @@ const runBatch = async <TRecord>(batch: Batch, records: TRecord[], fn: (record: 
 }
 
 /** A record `perRecord` was given that stands for none of the claimed records: it does not run, under no claim. */
-const unmatched = (source: BatchSource, index: number, why: string): IdempotencyConfigError => new IdempotencyConfigError(
-  `perRecord did not run record ${index} of those it was given, which stands for none idempotency handed over ` +
-  `(it ${why}): it would have run under another record's claim. ${keepThem(source)}`)
+const unmatched = (source: BatchSource, index: number, why: string): IdempotencyConfigError =>
+  new IdempotencyConfigError(
+    `perRecord did not run record ${index} of those it was given, which stands for none idempotency handed over ` +
+    `(it ${why}): it would have run under another record's claim. ${keepThem(source)}`)
 
-/** A claimed record `perRecord` was not given (dropped or replaced by a middleware inside ours): released, never run. */
+/**
+ * A claimed record `perRecord` was not given (dropped or replaced by a middleware inside ours):
+ * released, never run.
+ */
 const notGiven = (source: BatchSource, record: unknown): IdempotencyConfigError => new IdempotencyConfigError(
-  `perRecord was not given ${source.label(record)}: it did not run, and is released to run again. ${keepThem(source)}`)
+  `perRecord was not given ${source.label(record)}: it did not run, and is released to run again. ` +
+  keepThem(source))
 
 const keepThem = (source: BatchSource): string =>
-  `A middleware inside idempotency changed the records: keep them, in any order, or copies carrying ${source.identityName}`
+  'A middleware inside idempotency changed the records: keep them, in any order, or copies carrying ' +
+  source.identityName
 
 /** Without the middleware: the same scheduling and answer, and no store. */
-const runPlain = async <TRecord, TResult>(event: unknown, records: TRecord[], fn: (record: TRecord, tools: RecordTools) => Promise<TResult> | TResult, run: Run): Promise<Array<PromiseSettledResult<TResult>>> => {
+const runPlain = async <TRecord, TResult>(
+  event: unknown,
+  records: TRecord[],
+  fn: (record: TRecord, tools: RecordTools) => Promise<TResult> | TResult,
+  run: Run
+): Promise<Array<PromiseSettledResult<TResult>>> => {
   const source = sourceOf(event)
   const groupOf = source?.orderingGroups(records)
   const results: Array<PromiseSettledResult<TResult>> = new Array(records.length)
-  const items = records.map((record, index) => ({ record, index, ...(groupOf === undefined ? {} : { group: groupOf(record) }) }))
-  const noTransact = (): never => { throw new IdempotencyConfigError('transact needs the idempotency middleware, with a DynamoDBStore, in the stack') }
+  const items = records.map((record, index) =>
+    ({ record, index, ...(groupOf === undefined ? {} : { group: groupOf(record) }) }))
+  const noTransact = (): never => {
+    throw new IdempotencyConfigError('transact needs the idempotency middleware, with a DynamoDBStore, in the stack')
+  }
   await schedule(items, run.concurrency, {
     closed: () => run.signal.aborted,
     skip: (item, why) => {
-      results[item.index] = rejected(new IdempotencyHeldBackError(why === 'closed' ? 'the invocation timed out before it started' : 'an earlier record of its ordering group failed',
+      const message = why === 'closed'
+        ? 'the invocation timed out before it started'
+        : 'an earlier record of its ordering group failed'
+      results[item.index] = rejected(new IdempotencyHeldBackError(message,
         item.group === undefined ? {} : { group: item.group }))
     },
     run: async ({ record, index }, free) => {
-      const result = await settledCall(fn, record, toolsOf(run, noTransact, () => source === undefined ? noKey() : defaultKeyOf(source, event, record, run.context))) as PromiseSettledResult<TResult>
+      const keyOf = (): string => source === undefined ? noKey() : defaultKeyOf(source, event, record, run.context)
+      const result = await settledCall(fn, record, toolsOf(run, noTransact, keyOf)) as PromiseSettledResult<TResult>
       free()
       results[index] = result
       return result.status === 'fulfilled'
     }
   })
   if (source === undefined) return results
-  return readableByLambda(results, records.map((record) => record === null || typeof record !== 'object' ? undefined : identifierOf(source, record)))
+  const ids = records.map((record) =>
+    record === null || typeof record !== 'object' ? undefined : identifierOf(source, record))
+  return readableByLambda(results, ids)
 }
 
 /** `fn(record, tools)` as a settled result: its value, or what it threw. */
-const settledCall = async <TRecord>(fn: (record: TRecord, tools: RecordTools) => unknown, record: TRecord, tools: RecordTools): Promise<PromiseSettledResult<unknown>> => {
+const settledCall = async <TRecord>(
+  fn: (record: TRecord, tools: RecordTools) => unknown,
+  record: TRecord,
+  tools: RecordTools
+): Promise<PromiseSettledResult<unknown>> => {
   try {
     return fulfilled(await fn(record, tools))
   } catch (error) {

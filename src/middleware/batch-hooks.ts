@@ -46,32 +46,45 @@ export const batchHooks = (
 }
 
 /**
- * The Middy hooks of one batch source (docs/architecture.md: the batch flow). `before` claims every record and hands
- * the handler only those it must run; each record is settled as soon as its work ends
- * (`perRecord`) or, for a hand-written handler, in `after`; `after` and `onError` restore the
+ * The Middy hooks of one batch source (docs/architecture.md: the batch flow). `before` claims every
+ * record and hands the handler only those it must run; each record is settled as soon as its work
+ * ends (`perRecord`) or, for a hand-written handler, in `after`; `after` and `onError` restore the
  * delivered event and answer index-aligned with it.
  */
-const sourceHooks = (config: LifecycleConfig, source: BatchSource, selection: Selection, limits: BatchLimits, handler: HandlerKind): Hooks => {
+const sourceHooks = (
+  config: LifecycleConfig,
+  source: BatchSource,
+  selection: Selection,
+  limits: BatchLimits,
+  handler: HandlerKind
+): Hooks => {
   const batches = new WeakMap<MiddyRequest, Batch>()
 
   const before = async (request: MiddyRequest): Promise<unknown> => {
     const event = request.event as object
     const delivered = listOf(source, event)
     if (delivered === undefined) {
-      const error = new IdempotencyConfigError(`idempotency: mode '${source.mode}' expects ${source.eventName} (${source.layout === undefined ? `a Records array of ${source.eventSource} records` : `its ${fieldOf(source)}`})`)
+      const expected = source.layout === undefined
+        ? `a Records array of ${source.eventSource} records`
+        : `its ${fieldOf(source)}`
+      const error = new IdempotencyConfigError(
+        `idempotency: mode '${source.mode}' expects ${source.eventName} (${expected})`)
       // Logged as well as thrown: @middy/sqs-partial-batch-failure's onError turns an event
       // without Records into an empty batchItemFailures, which would hide it.
       config.log.error({ message: error.message, error })
       throw error
     }
     watchErrors(request)
-    // In a durable execution, every record it claimed runs again in each replay, finished or not (see `claim`).
+    // In a durable execution, every record it claimed runs again in each replay, finished or not
+    // (see `claim`).
     const lease: Lease = { ...leaseFor(request.context, config.now, 'event-source-mapping'), rerunFinished: true }
     // This batch's store calls, bounded by its own deadline (docs/architecture.md: a store that hangs).
     const bounded = withDeadline(config, storeDeadline(request.context, limits.timeoutMarginMs))
     const records = prepareRecords(source, selection, delivered, request.context, event)
-    const batch: Batch = new Batch(source, bounded, limits, event, records, lease, request.context, () => { handler.learn(batch) })
-    // Registered before claiming, so that onError can release whatever was claimed should anything below throw.
+    const batch: Batch = new Batch(source, bounded, limits, event, records, lease, request.context,
+      () => { handler.learn(batch) })
+    // Registered before claiming, so that onError can release whatever was claimed should anything
+    // below throw.
     batches.set(request, batch)
     await claimBatch(bounded, source, limits.maxStoreRequests, batch, lease, handler.perRecord)
     batch.hand()
@@ -104,12 +117,15 @@ const sourceHooks = (config: LifecycleConfig, source: BatchSource, selection: Se
       // became of them to report.
       batch.finish({ report: false })
       takeBack(batch)
-      throw new IdempotencyConfigError("idempotency: effects: 'transact-only' needs the handler to be perRecord(fn), whose effects are its transact writes")
+      throw new IdempotencyConfigError("idempotency: effects: 'transact-only' needs the handler to be perRecord(fn), " +
+        'whose effects are its transact writes')
     }
     if (batch.closed || batch.unfinished()) {
       // Middy's timeout answered (a `timeoutEarlyResponse` that returns) while work was running.
       // Promises the handler returned are not waited for; their rejections must not end the process.
-      if (Array.isArray(request.response)) for (const entry of request.response) (entry as Partial<Promise<unknown>> | null)?.catch?.(() => {})
+      if (Array.isArray(request.response)) {
+        for (const entry of request.response) (entry as Partial<Promise<unknown>> | null)?.catch?.(() => {})
+      }
       await closeOnTimeout(batch)
       return answer(request, batch, 'native')
     }
@@ -137,7 +153,8 @@ const sourceHooks = (config: LifecycleConfig, source: BatchSource, selection: Se
     // A tumbling window's `state` is the handler's to carry to the next invocation:
     // https://docs.aws.amazon.com/lambda/latest/dg/services-kinesis-windows.html
     const window = request.response as { state?: unknown } | null | undefined
-    const state = read.form === 'native' && typeof window === 'object' && window !== null && 'state' in window ? { state: window.state } : {}
+    const carriesState = read.form === 'native' && typeof window === 'object' && window !== null && 'state' in window
+    const state = carriesState ? { state: window.state } : {}
     answer(request, batch, read.form)
     Object.assign(request.response as object, state)
   }
@@ -153,7 +170,10 @@ const sourceHooks = (config: LifecycleConfig, source: BatchSource, selection: Se
       // perRecord knows what became of each record: the finished ones are answered as such,
       // instead of the whole batch coming back (they would only replay, but cost a delivery).
       if (batch.scheduled) {
-        config.log.warn({ message: 'idempotency: timed out; the records that had not finished are reported failed', error: originalError(request) })
+        config.log.warn({
+          message: 'idempotency: timed out; the records that had not finished are reported failed',
+          error: originalError(request)
+        })
         return answer(request, batch, 'native')
       }
     } else {

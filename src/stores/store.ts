@@ -49,7 +49,9 @@ export interface IdempotencyRecord {
  *
  * @example
  * ```ts
- * const claim: ClaimRecord = { key, status: 'IN_PROGRESS', expiry, inProgressExpiry: Date.now() + 30_000, leaseToken: randomUUID() }
+ * const claim: ClaimRecord = {
+ *   key, status: 'IN_PROGRESS', expiry, inProgressExpiry: Date.now() + 30_000, leaseToken: randomUUID()
+ * }
  * ```
  */
 export type ClaimRecord = IdempotencyRecord & { status: 'IN_PROGRESS', inProgressExpiry: number, leaseToken: string }
@@ -63,7 +65,10 @@ export type ClaimRecord = IdempotencyRecord & { status: 'IN_PROGRESS', inProgres
  * ```ts
  * const store: IdempotencyStore = new MemoryStore()
  * const existing = await store.claim(record, Date.now())
- * if (existing === undefined) { await work(); await store.complete(record.key, record.leaseToken, { expiry, responseData: '1' }) }
+ * if (existing === undefined) {
+ *   await work()
+ *   await store.complete(record.key, record.leaseToken, { expiry, responseData: '1' })
+ * }
  * ```
  */
 export interface IdempotencyStore<TWrite = any> {
@@ -80,9 +85,19 @@ export interface IdempotencyStore<TWrite = any> {
    */
   claim: (record: ClaimRecord, nowMs: number, options?: StoreCallOptions) => Promise<IdempotencyRecord | undefined>
   /** Marks the record COMPLETED if `leaseToken` still holds it. Resolves `false` when the lease was taken over. */
-  complete: (key: string, leaseToken: string, outcome: { expiry: number, responseData?: string }, options?: StoreCallOptions) => Promise<boolean>
+  complete: (
+    key: string,
+    leaseToken: string,
+    outcome: { expiry: number, responseData?: string },
+    options?: StoreCallOptions
+  ) => Promise<boolean>
   /** Marks the record FAILED if `leaseToken` still holds it. Resolves `false` when the lease was taken over. */
-  fail: (key: string, leaseToken: string, outcome: { expiry: number, error: StoredError }, options?: StoreCallOptions) => Promise<boolean>
+  fail: (
+    key: string,
+    leaseToken: string,
+    outcome: { expiry: number, error: StoredError },
+    options?: StoreCallOptions
+  ) => Promise<boolean>
   /** Deletes the record if `leaseToken` still holds it. Resolves `false` when the lease was taken over. */
   release: (key: string, leaseToken: string, options?: StoreCallOptions) => Promise<boolean>
   /**
@@ -99,7 +114,14 @@ export interface IdempotencyStore<TWrite = any> {
    * completion is a put of the COMPLETED record on the claim's condition at `claim.nowMs`, and
    * a record in its way is returned as `taken`.
    */
-  commit?: (key: string, leaseToken: string, outcome: CommitOutcome, writes: readonly TWrite[], claim?: { nowMs: number }, options?: StoreCallOptions) => Promise<CommitResult>
+  commit?: (
+    key: string,
+    leaseToken: string,
+    outcome: CommitOutcome,
+    writes: readonly TWrite[],
+    claim?: { nowMs: number },
+    options?: StoreCallOptions
+  ) => Promise<CommitResult>
   /**
    * Optional, with `commit`: why `write` can never be part of a commit (not an entry of the
    * store's write type), or undefined. Asked where `transact` is called, so that the mistake
@@ -109,12 +131,12 @@ export interface IdempotencyStore<TWrite = any> {
 }
 
 /**
-/**
  * What the lifecycle tells a store about one call.
  *
  * @example
  * ```ts
- * const done = await store.complete(key, leaseToken, { expiry }, { clockSkewMs: 2000, signal: AbortSignal.timeout(2000) })
+ * const done = await store.complete(key, leaseToken, { expiry },
+ *   { clockSkewMs: 2000, signal: AbortSignal.timeout(2000) })
  * ```
  */
 export interface StoreCallOptions {
@@ -147,7 +169,11 @@ export interface StoreCallOptions {
  *
  * @example
  * ```ts
- * const limits: StoreLimits = { maxResponseBytes: 398 * 1024, maxReadKeys: 100, transaction: { maxWrites: 99, maxBytes: 4 * 1024 * 1024 } }
+ * const limits: StoreLimits = {
+ *   maxResponseBytes: 398 * 1024,
+ *   maxReadKeys: 100,
+ *   transaction: { maxWrites: 99, maxBytes: 4 * 1024 * 1024 }
+ * }
  * ```
  */
 export interface StoreLimits {
@@ -166,7 +192,8 @@ export interface StoreLimits {
 }
 
 /**
- * The COMPLETED record a commit writes. `payloadHash` only matters to an unclaimed commit, which writes the whole record.
+ * The COMPLETED record a commit writes. `payloadHash` only matters to an unclaimed commit, which
+ * writes the whole record.
  *
  * @example
  * ```ts
@@ -199,7 +226,10 @@ export type CommitResult =
    */
   | { status: 'refused', entry?: number, code: string, message: string, reason: 'condition' | 'invalid' | 'temporary' }
 
-/** True when `record` no longer stands in the way of a claim at `nowMs` (docs/architecture.md: the record's life, one unit per attribute). */
+/**
+ * True when `record` no longer stands in the way of a claim at `nowMs` (docs/architecture.md: the
+ * record's life, one unit per attribute).
+ */
 export const isClaimable = (record: IdempotencyRecord, nowMs: number): boolean =>
   record.expiry < Math.floor(nowMs / 1000) ||
   (record.status === 'IN_PROGRESS' && (record.inProgressExpiry ?? 0) < nowMs)
