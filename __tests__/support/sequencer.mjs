@@ -12,7 +12,7 @@ const SLOWEST = [
   '__tests__/integration/cli/bin.test.ts',
   '__tests__/unit/package.test.ts',
   '__tests__/integration/middleware/event-hooks-durable.test.ts',
-  '__tests__/integration/unit/deadline.test.ts',
+  '__tests__/integration/lifecycle/deadline.test.ts',
   '__tests__/unit/docs/snippets.test.ts',
   '__tests__/integration/per-record.test.ts',
   '__tests__/integration/per-record-durable.test.ts'

@@ -36,9 +36,9 @@ describe('what each entry point carries', () => {
 
   it('the whole-event lifecycle goes with whole events: in /event and the root, not in /batch', async () => {
     const [batch, event, root] = await Promise.all(['./src/batch.ts', './src/event.ts', './src/index.ts'].map(inputsOf))
-    expect(batch).not.toContain('src/unit/whole-event.ts')
-    expect(event).toContain('src/unit/whole-event.ts')
-    expect(root).toContain('src/unit/whole-event.ts')
+    expect(batch).not.toContain('src/lifecycle/whole-event.ts')
+    expect(event).toContain('src/lifecycle/whole-event.ts')
+    expect(root).toContain('src/lifecycle/whole-event.ts')
   })
 
   it('middy-idempotency/store: the store contract and isClaimable, no store, no SDK, no Redis client', async () => {

@@ -1,7 +1,7 @@
 import { expect, test } from '@jest/globals'
 import { TimeoutError } from '@redis/client/dist/lib/errors.js'
 import { errorMessage, errorName, errorText } from '../../src/error-text.js'
-import { asStoreError } from '../../src/unit/stored-error.js'
+import { asStoreError } from '../../src/lifecycle/stored-error.js'
 import { errorFields } from '../../src/observe/log.js'
 
 test('an error with no message is named by its class (node-redis\'s TimeoutError sets no name of its own)', () => {

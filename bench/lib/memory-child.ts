@@ -15,7 +15,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import { performance } from 'node:perf_hooks'
 import { localClientConfig } from '../../scripts/dynamodb-local.mjs'
-import { forEachBounded } from '../../src/batch/bounded.js'
+import { forEachBounded } from '../../src/batch/schedule.js'
 import { DynamoDBStore } from '../../src/dynamodb.js'
 import { createOursHandler } from '../handlers/ours.js'
 import { createOursKafkaHandler, kafkaBatch } from '../handlers/ours-kafka.js'

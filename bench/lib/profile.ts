@@ -3,7 +3,7 @@
  * CPU profile), calls per function (precise coverage with call counts), bytes allocated per
  * function (the sampling heap profiler, objects collected since included). Positions are mapped
  * back to the TypeScript file through the inline source map `tsx` gives every module it
- * transforms, so a row reads `claim (src/unit/claim.ts:18)`.
+ * transforms, so a row reads `claim (src/lifecycle/claim.ts:18)`.
  */
 import { SourceMap } from 'node:module'
 import { Session } from 'node:inspector/promises'

@@ -1,9 +1,9 @@
 import { IdempotencyConfigError, IdempotencyError } from '../errors.js'
-import { fulfilled, rejected } from '../unit/outcome.js'
+import { fulfilled, rejected } from '../lifecycle/outcome.js'
 import { isReported, kindOfRefusal, reportOutcome } from '../observe/report.js'
 import type { OutcomeKind } from '../types.js'
 import { identifierOf, type BatchSource } from '../sources/source.js'
-import type { LifecycleConfig } from '../unit/config.js'
+import type { LifecycleConfig } from '../lifecycle/config.js'
 import { settledOf, unitOf, type ClaimedRecord, type RecordState } from './record-state.js'
 import { attribute, namedFailed } from './attribute.js'
 

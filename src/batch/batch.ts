@@ -1,27 +1,16 @@
 import { IdempotencyConfigError, IdempotencyError, IdempotencyHeldBackError } from '../errors.js'
-import type { LifecycleConfig } from '../unit/config.js'
-import { deadlineWithin, type Lease } from '../unit/lease.js'
-import { rejected, type ClaimDecision, type Settlement } from '../unit/outcome.js'
-import { settleUnit, type SettleContext } from '../unit/settle.js'
+import type { LifecycleConfig } from '../lifecycle/config.js'
+import { deadlineWithin, watchAbort, type Lease } from '../lifecycle/deadline.js'
+import { rejected, type ClaimDecision, type Settlement } from '../lifecycle/outcome.js'
+import { settleUnit, type SettleContext } from '../lifecycle/settle.js'
 import type { BatchSource } from '../sources/source.js'
 import { answerBatch, reportBatch, type AnswerForm } from './answer.js'
 import {
-  isClaimed, unitOf, type ClaimedRecord, type Fate, type PreparedRecord, type RecordState
+  isClaimed, unitOf, type BatchStage, type ClaimedRecord, type Fate, type PreparedRecord, type RecordState, type Slot
 } from './record-state.js'
-import { watchAbort } from './watch.js'
 import { Followers } from './follow.js'
-import { Bound, forEachBounded } from './bounded.js'
+import { Bound, forEachBounded } from './schedule.js'
 import type { BatchLimits } from './limits.js'
-
-/**
- * Where the batch stands. `open`: records may start. `closed`: none starts any more (the handler
- * or a middleware failed). `timed-out`: Middy's timeout fired, and a record that fails from now on
- * may have taken effect. `answered`: `after` or `onError` has answered; nothing changes any more.
- */
-export type BatchStage = 'open' | 'closed' | 'timed-out' | 'answered'
-
-/** A record as its batch holds it: the one place its `fate` is written. */
-interface Slot extends RecordState { fate: Fate }
 
 /**
  * One batch, from claim to answer (docs/architecture.md: the batch flow). It alone changes its
@@ -42,7 +31,7 @@ export class Batch {
   #startedBy?: 'perRecord'
   /**
    * Aborts when this batch's own deadline comes: the `signal` each record is given. Never Middy's
-   * signal itself, which Middy 5 and 6 share between every invocation of the process (watch.ts).
+   * signal itself, which Middy 5 and 6 share between every invocation of the process (see watchAbort).
    */
   readonly #deadline = new AbortController()
   /** Copies waiting, in their group's order, for their original in another group to end. */

@@ -1,13 +1,13 @@
-import { Bound, forEachBounded } from './bounded.js'
+import { Bound, forEachBounded } from './schedule.js'
 import {
   IdempotencyConfigError, IdempotencyHeldBackError, IdempotencyKeyError, IdempotencyPayloadMismatchError
 } from '../errors.js'
-import { admit, claim } from '../unit/claim.js'
+import { admit, claim } from '../lifecycle/claim.js'
 import { compileSelector } from '../keys/selector.js'
 import { defaultNamespace } from '../keys/namespace.js'
-import type { LifecycleConfig, Unit } from '../unit/config.js'
-import type { Lease } from '../unit/lease.js'
-import { withinDeadline } from '../unit/deadline.js'
+import type { LifecycleConfig, Unit } from '../lifecycle/config.js'
+import type { Lease } from '../lifecycle/deadline.js'
+import { withinDeadline } from '../lifecycle/deadline.js'
 import { prepareUnit, type Selection } from '../keys/prepare.js'
 import type { IdempotencyRecord } from '../stores/store.js'
 import type { BatchSource } from '../sources/source.js'

@@ -1,5 +1,5 @@
 import { IdempotencyHeldBackError } from '../errors.js'
-import { rejected } from '../unit/outcome.js'
+import { rejected } from '../lifecycle/outcome.js'
 import type { Batch } from './batch.js'
 import type { ReadAnswer } from './answer.js'
 

@@ -1,7 +1,7 @@
 import type { IdempotencyError } from '../errors.js'
-import type { Unit } from '../unit/config.js'
-import type { Hold } from '../unit/outcome.js'
-import type { ClaimDecision } from '../unit/outcome.js'
+import type { Unit } from '../lifecycle/config.js'
+import type { Hold } from '../lifecycle/outcome.js'
+import type { ClaimDecision } from '../lifecycle/outcome.js'
 import type { FailureDecision, OutcomeKind } from '../types.js'
 
 /**
@@ -102,3 +102,13 @@ export const unitOf = (state: RecordState): Unit | undefined =>
 /** The record a claimed record or a copy finally stands for. */
 export const primaryOf = (state: RecordState): RecordState =>
   state.fate.kind === 'copy' ? primaryOf(state.fate.of) : state
+
+/**
+ * Where the batch stands. `open`: records may start. `closed`: none starts any more (the handler
+ * or a middleware failed). `timed-out`: Middy's timeout fired, and a record that fails from now on
+ * may have taken effect. `answered`: `after` or `onError` has answered; nothing changes any more.
+ */
+export type BatchStage = 'open' | 'closed' | 'timed-out' | 'answered'
+
+/** A record as its batch holds it: the one place its `fate` is written. */
+export interface Slot extends RecordState { fate: Fate }

@@ -1,5 +1,5 @@
 import { IdempotencyKeyError } from '../errors.js'
-import type { Unit } from '../unit/config.js'
+import type { Unit } from '../lifecycle/config.js'
 import { inspect } from 'node:util'
 import { hashOf, isEmptySelection, storedKey, type Select } from './selector.js'
 

@@ -1,11 +1,11 @@
 import { HttpServerErrorResponse, IdempotencyInProgressError, IdempotencyStoreError } from '../errors.js'
-import type { LifecycleConfig } from '../unit/config.js'
-import { leaseFor, type Lease } from '../unit/lease.js'
+import type { LifecycleConfig } from '../lifecycle/config.js'
+import { leaseFor, type Lease } from '../lifecycle/deadline.js'
 import type { Selection } from '../keys/prepare.js'
 import type { IdempotencyContext, ProblemDetails } from '../types.js'
-import { fulfilled, rejected } from '../unit/outcome.js'
-import { queueTransact } from '../unit/transact-queue.js'
-import { wholeEventLifecycle, type Admission, type RunningEvent } from '../unit/whole-event.js'
+import { fulfilled, rejected } from '../lifecycle/outcome.js'
+import { queueTransact } from '../lifecycle/transact-queue.js'
+import { wholeEventLifecycle, type Admission, type RunningEvent } from '../lifecycle/whole-event.js'
 import { originalError, timedOut, watchErrors } from './timeout.js'
 import type { MiddyRequest } from '../types.js'
 import type { Hooks } from './idempotency.js'
@@ -47,7 +47,7 @@ export interface WholeEventOptions {
 /**
  * Whole-event mode (docs/architecture.md: whole events and HTTP): direct invoke, API Gateway, EventBridge... one event,
  * one unit of work. A duplicate returns the stored response without running the handler. The Middy
- * hooks of the whole-event lifecycle (`unit/whole-event.ts`): `before` admits the event, `after`
+ * hooks of the whole-event lifecycle (`lifecycle/whole-event.ts`): `before` admits the event, `after`
  * and `onError` settle it; what is Middy's or HTTP's (problem answers, replays marked, `transact` on
  * the context, Middy's timeout) stays here.
  */

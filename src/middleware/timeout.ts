@@ -1,5 +1,5 @@
 import type { MiddyRequest } from '../types.js'
-import { deadlineWithin, isMiddyTimeout } from '../unit/lease.js'
+import { deadlineWithin, isMiddyTimeout } from '../lifecycle/deadline.js'
 
 /**
  * Recognising Middy's early timeout whatever the rest of the stack made of it.

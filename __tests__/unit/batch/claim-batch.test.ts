@@ -12,7 +12,7 @@ import { compileSelector, storedKey } from '../../../src/keys/selector.js'
 import type { Selection } from '../../../src/keys/prepare.js'
 import { sourceOf } from '../../../src/sources/index.js'
 import type { BatchSource } from '../../../src/sources/source.js'
-import type { LifecycleConfig } from '../../../src/unit/config.js'
+import type { LifecycleConfig } from '../../../src/lifecycle/config.js'
 import { allSettledConsumer as consumer, CountingStore, waitUntil } from '../../support/memory-stores.js'
 import { lambdaContext, recordingLogger, redelivered, sqsEvent, sqsRecord } from '../../support/sqs.js'
 

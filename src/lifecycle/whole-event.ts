@@ -3,7 +3,7 @@ import { kindOfRefusal, reportOutcome } from '../observe/report.js'
 import { claim } from './claim.js'
 import type { LifecycleConfig, Unit } from './config.js'
 import { storeDeadline, withDeadline } from './deadline.js'
-import type { Lease } from './lease.js'
+import type { Lease } from './deadline.js'
 import { settleUnit } from './settle.js'
 
 /**

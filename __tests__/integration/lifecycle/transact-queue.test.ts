@@ -39,7 +39,7 @@ const sqsConsumer = (store: DynamoDBStore, namespace: string, fn: (record: SQSRe
   .use(idempotency({ store, namespace, logger: false }))
   .handler(perRecord(fn) as never) as unknown as (event: SQSEvent, context: unknown) => Promise<unknown>
 
-// `transact` queues a unit's writes where it is called (src/unit/transact-queue.ts): a call the
+// `transact` queues a unit's writes where it is called (src/lifecycle/transact-queue.ts): a call the
 // store cannot commit is refused there, and the refusal fails the unit even when the function
 // catches it, so that nothing completes without the writes it meant to commit.
 describe('a refused transact fails its unit and writes nothing, caught by the function or not', () => {

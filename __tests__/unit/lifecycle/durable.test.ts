@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals'
-import { DURABLE_ESM_EXECUTION_MAX_MS, DURABLE_EXECUTION_MAX_MS, durableExecutionOf, nthClaim, ownerToken } from '../../../src/unit/durable.js'
-import { leaseFor } from '../../../src/unit/lease.js'
+import { DURABLE_ESM_EXECUTION_MAX_MS, DURABLE_EXECUTION_MAX_MS, durableExecutionOf, nthClaim, ownerToken } from '../../../src/lifecycle/durable.js'
+import { leaseFor } from '../../../src/lifecycle/deadline.js'
 
 const arn = 'arn:aws:lambda:eu-west-1:123456789012:function:pay:$LATEST/durable-execution/run-1/0a1b'
 const durableContext = {

@@ -4,8 +4,8 @@ import { compileSelector } from '../../../src/keys/selector.js'
 import { lifecycleConfig, resolveOptions } from '../../../src/options.js'
 import { MemoryStore } from '../../../src/stores/memory-store.js'
 import type { OutcomeReport } from '../../../src/types.js'
-import { fulfilled, rejected } from '../../../src/unit/outcome.js'
-import { wholeEventLifecycle, type Admission, type RunningEvent } from '../../../src/unit/whole-event.js'
+import { fulfilled, rejected } from '../../../src/lifecycle/outcome.js'
+import { wholeEventLifecycle, type Admission, type RunningEvent } from '../../../src/lifecycle/whole-event.js'
 
 /** One lifecycle on a MemoryStore, keyed by `id`, with a clock the test moves and every outcome kept. */
 const setUp = (onFailure: 'delete' | 'fail' = 'delete') => {

@@ -3,8 +3,8 @@ import { IdempotencyHeldBackError, IdempotencyResponseError, IdempotencyTransact
 import { lifecycleConfig, resolveOptions } from '../../../src/options.js'
 import { MemoryStore } from '../../../src/stores/memory-store.js'
 import type { CommitResult, FailurePolicy, IdempotencyRecord } from '../../../src/types.js'
-import { fulfilled, rejected } from '../../../src/unit/outcome.js'
-import { settleUnit, type SettleContext } from '../../../src/unit/settle.js'
+import { fulfilled, rejected } from '../../../src/lifecycle/outcome.js'
+import { settleUnit, type SettleContext } from '../../../src/lifecycle/settle.js'
 
 const NOW = 1_700_000_000_000
 const unit = { key: 'k', attempt: 1 }

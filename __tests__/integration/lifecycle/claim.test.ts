@@ -5,9 +5,9 @@ import {
   idempotency, IdempotencyInProgressError, IdempotencyPayloadMismatchError, IdempotencyStoreError, perRecord
 } from '../../../src/index.js'
 import { DynamoDBStore } from '../../../src/dynamodb.js'
-import { admit, claim, judge } from '../../../src/unit/claim.js'
-import type { LifecycleConfig, Unit } from '../../../src/unit/config.js'
-import type { Lease } from '../../../src/unit/lease.js'
+import { admit, claim, judge } from '../../../src/lifecycle/claim.js'
+import type { LifecycleConfig, Unit } from '../../../src/lifecycle/config.js'
+import type { Lease } from '../../../src/lifecycle/deadline.js'
 import type { IdempotencyRecord } from '../../../src/stores/store.js'
 import { deferred } from '../../support/deferred.js'
 import { countingClient, freshTable, localClient } from '../../support/dynamodb.js'

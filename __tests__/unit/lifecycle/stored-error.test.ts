@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals'
-import { toStoredError } from '../../../src/unit/stored-error.js'
+import { toStoredError } from '../../../src/lifecycle/stored-error.js'
 
 /** True when `text` holds no lone surrogate: every high surrogate is followed by a low one, and no low one stands alone. */
 const wellFormed = (text: string): boolean => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text)

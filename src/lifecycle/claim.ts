@@ -7,7 +7,7 @@ import { withinDeadline } from './deadline.js'
 import { isClaimable, type ClaimRecord, type IdempotencyRecord } from '../stores/store.js'
 import type { LifecycleConfig, Unit } from './config.js'
 import { nthClaim, ownerToken } from './durable.js'
-import type { Lease } from './lease.js'
+import type { Lease } from './deadline.js'
 import type { ClaimDecision } from './outcome.js'
 import { parseResponse } from './stored-result.js'
 

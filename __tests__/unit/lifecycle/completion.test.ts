@@ -5,7 +5,7 @@ import type { CommitResult } from '../../../src/store.js'
 import { batchMiddyVersions, sqsPartialBatchFailure } from '../../support/middy.js'
 import { failedIds, lambdaContext, sqsEvent, sqsRecord } from '../../support/sqs.js'
 
-// How a record's commit of its `transact` writes settles it (src/unit/completion.ts, through
+// How a record's commit of its `transact` writes settles it (src/lifecycle/completion.ts, through
 // perRecord); the refusals' ends are written by settleUnit (settle.test.ts).
 
 /** A MemoryStore that also commits (no tables: the writes are kept for inspection), and can be told to cancel. */
