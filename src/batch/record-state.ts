@@ -1,5 +1,5 @@
 import type { IdempotencyError } from '../errors.js'
-import type { Unit } from '../lifecycle/config.js'
+import type { Unit } from '../keys/prepare.js'
 import type { Hold } from '../lifecycle/outcome.js'
 import type { ClaimDecision } from '../lifecycle/outcome.js'
 import type { FailureDecision, OutcomeKind } from '../types.js'

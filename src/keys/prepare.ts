@@ -1,7 +1,13 @@
 import { IdempotencyKeyError } from '../errors.js'
-import type { Unit } from '../lifecycle/config.js'
 import { inspect } from 'node:util'
 import { hashOf, isEmptySelection, storedKey, type Select } from './selector.js'
+
+/** One unit of work (an SQS record, or a whole event) once its key is known. */
+export interface Unit {
+  key: string
+  payloadHash?: string
+  attempt: number
+}
 
 /** The compiled `key` and `payload` options of one middleware. */
 export interface Selection {

@@ -3,13 +3,6 @@ import type { LocalCache } from './local-cache.js'
 import type { Log } from '../observe/log.js'
 import type { FailurePolicy, OutcomeReport } from '../types.js'
 
-/** One unit of work (an SQS record, or a whole event) once its key is known. */
-export interface Unit {
-  key: string
-  payloadHash?: string
-  attempt: number
-}
-
 /** Everything the record lifecycle needs, resolved from the middleware options. */
 export interface LifecycleConfig {
   store: IdempotencyStore<any>
