@@ -88,6 +88,12 @@ export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => 
       'release (a DynamoDBStore, a RedisStore or a MemoryStore)')
   }
   refuseUnknownOptions('idempotency', options, Object.keys(OPTIONS))
+  // A store written for 0.1 names its bound the old way: run with the default instead, it would
+  // open more requests than its client takes.
+  if (store.limits !== undefined && 'concurrency' in store.limits && !('maxStoreRequests' in store.limits)) {
+    throw new IdempotencyConfigError("idempotency: the store's limits.concurrency is now limits.maxStoreRequests " +
+      '(the most store requests at once)')
+  }
   for (const [name, [check, must]] of Object.entries(OPTIONS)) {
     const value = options[name as keyof IdempotencyOptions]
     const verdict = value === undefined || (check?.(value, options) ?? true)

@@ -30,6 +30,12 @@ describe('a renamed option is refused with its new name, not taken for the old m
     expect(() => idempotency({ store: new MemoryStore(), concurrency: 10 } as never)).toThrow(renamed)
   })
 
+  test('a custom store whose limits still say concurrency is refused, not run with another bound', () => {
+    const store = Object.assign(new MemoryStore(), { limits: { concurrency: 5 } })
+    expect(() => idempotency({ store })).toThrow(new IdempotencyConfigError(
+      "idempotency: the store's limits.concurrency is now limits.maxStoreRequests (the most store requests at once)"))
+  })
+
   test('the batch-only and event-only entries say so too', async () => {
     const batchOnly = await import('../../../src/batch.js')
     const eventOnly = await import('../../../src/event.js')
