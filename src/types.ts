@@ -118,7 +118,7 @@ export interface IdempotencyOptions<TEvent = any> {
    * default pool of 50 sockets per client: more would only queue inside the SDK. A store may
    * state its own bound (`StoreLimits.maxStoreRequests`), used when this is not set. Formerly
    * `concurrency`: that name is now refused, since `perRecord`'s `concurrency` bounds records,
-   * not requests. [50]
+   * not requests. [50, or the store's own bound]
    */
   maxStoreRequests?: number
   /** COMPLETED records remembered in a warm container, answered without a request (0: off). [0] */
@@ -409,7 +409,7 @@ export interface PerRecordOptions {
    * ended and the write of its outcome has its turn at the store (those writes share the store's
    * own bound), or, when that write commits its `transact` writes, once they are committed; the
    * next record of its ordering group still waits for that write.
-   * [the middleware's `maxStoreRequests`, else 50]
+   * [the middleware's `maxStoreRequests` option when you set it, else 50 (never the store's own bound)]
    */
   concurrency?: number
 }
