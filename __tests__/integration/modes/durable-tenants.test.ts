@@ -50,7 +50,6 @@ beforeAll(async () => { table = await freshTable() }, 30_000)
 afterAll(async () => { await table.drop() })
 
 describe('tenants in a durable function with Middy 7, on DynamoDB Local', () => {
-
   const keysOf = async (namespace: string): Promise<string[]> =>
     (await table.items()).map((item) => String(item.idempotencyKey)).filter((key) => key.startsWith(`${namespace}#`)).sort()
 
