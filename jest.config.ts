@@ -25,6 +25,10 @@ const config: Config = {
   // which run in processes of their own. Files share those servers safely: each makes its own
   // tables and key prefixes (__tests__/support/dynamodb.ts, redis.ts).
   maxWorkers: Math.max(2, availableParallelism()),
+  // Tests a file marks `test.concurrent` wait on timers they cannot skip (a durable execution's
+  // `wait`, whole seconds; a hung store call given up at its deadline): ten at a time instead of
+  // Jest's five overlap those waits. Each such test has its own table or key prefix.
+  maxConcurrency: 10,
   // A first run (CI, a fresh clone) starts the slowest files first, as later runs do.
   testSequencer: '<rootDir>/__tests__/support/sequencer.mjs',
   projects: [

@@ -33,7 +33,7 @@ const entries: Array<[string, Pick<typeof batchOnly, 'idempotency' | 'perRecord'
 describe.each(entries)('%s', (_entry, entry) => describe.each(stores)('perRecord in a durable function, %s', (_name, storeUnderTest) => {
   // With a local cache too: a record this execution finished is remembered COMPLETED, yet the
   // execution's replays must still hand it to the function.
-  it.each<[string, { localCacheSize?: number }]>([
+  it.concurrent.each<[string, { localCacheSize?: number }]>([
     ['', {}],
     [' (with a local cache)', { localCacheSize: 100 }]
   ])('runs each record of an SQS batch once across the replays of its execution, a record\'s work with a wait; a new execution of the same batch replays every record%s', async (_with, cacheOptions) => {
@@ -78,7 +78,7 @@ describe.each(entries)('%s', (_entry, entry) => describe.each(stores)('perRecord
     expect(charges).toHaveLength(3)
     await table.close()
   })
-  it('the same order twice in one batch, its work with a wait: it runs once across the replays, and both records succeed', async () => {
+  it.concurrent('the same order twice in one batch, its work with a wait: it runs once across the replays, and both records succeed', async () => {
     const table = await storeUnderTest()
     const charges: string[] = []
     const chargeCard = async (record: SQSRecord, { context }: { context: unknown }): Promise<string> => {

@@ -68,7 +68,7 @@ describe.each(batchMiddyVersions)('perRecord against DynamoDB Local, %s', (_name
     expect(await answer).toEqual({ batchItemFailures: [] })
   })
 
-  test('a record hanging to the deadline re-runs alone: its finished neighbours replay (0 re-run)', async () => {
+  test.concurrent('a record hanging to the deadline re-runs alone: its finished neighbours replay (0 re-run)', async () => {
     let nowMs = Date.now()
     const hang = deferred()
     const runs = new Map<string, number>()
@@ -111,7 +111,7 @@ describe.each(batchMiddyVersions)('perRecord against DynamoDB Local, %s', (_name
     expect(store.completions.at(-1)).toEqual({ key: expect.any(String), held: false })
   })
 
-  test('the Promise.allSettled handler completes in after: the same timeout re-runs every finished record (why perRecord exists)', async () => {
+  test.concurrent('the Promise.allSettled handler completes in after: the same timeout re-runs every finished record (why perRecord exists)', async () => {
     let nowMs = Date.now()
     const hang = deferred()
     const runs = new Map<string, number>()

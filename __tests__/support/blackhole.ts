@@ -10,6 +10,8 @@ export const blackhole = async (target?: { host: string, port: number }) => {
   let holding = target === undefined
   /** Connections that sent something while held: they are cut when the hold is lifted. */
   const held = new Set<net.Socket>()
+  let heldOne = (): void => {}
+  const someHeld = new Promise<void>((resolve) => { heldOne = resolve })
   const server = net.createServer((client) => {
     sockets.add(client)
     client.on('close', () => { sockets.delete(client) })
@@ -23,8 +25,10 @@ export const blackhole = async (target?: { host: string, port: number }) => {
       client.on('close', () => { upstream.destroy() })
     }
     client.on('data', (chunk: Buffer) => {
-      if (holding || held.has(client)) held.add(client)
-      else upstream?.write(chunk)
+      if (holding || held.has(client)) {
+        held.add(client)
+        heldOne()
+      } else upstream?.write(chunk)
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -42,6 +46,8 @@ export const blackhole = async (target?: { host: string, port: number }) => {
     },
     /** How many requests went unanswered since the hold began. */
     heldCount: () => held.size,
+    /** Resolves once something sent has gone unanswered: a client is waiting on this endpoint. */
+    unanswered: async () => { await someHeld },
     close: async () => {
       for (const socket of sockets) socket.destroy()
       await new Promise<void>((resolve) => server.close(() => { resolve() }))

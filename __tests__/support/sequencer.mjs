@@ -11,11 +11,11 @@ const SLOWEST = [
   '__tests__/chaos/chaos.test.ts',
   '__tests__/integration/cli/bin.test.ts',
   '__tests__/unit/package.test.ts',
-  '__tests__/integration/middleware/event-hooks-durable.test.ts',
-  '__tests__/integration/lifecycle/deadline.test.ts',
+  '__tests__/integration/stores/dynamodb-store.contract.test.ts',
+  '__tests__/integration/middleware/batch-hooks.test.ts',
+  '__tests__/integration/modes/managed-instances.test.ts',
   '__tests__/unit/docs/snippets.test.ts',
-  '__tests__/integration/per-record.test.ts',
-  '__tests__/integration/per-record-durable.test.ts'
+  '__tests__/integration/per-record.test.ts'
 ]
 
 /** The known slowest files first, in the order above; then the others, in Jest's order. */

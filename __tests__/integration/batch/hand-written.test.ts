@@ -36,7 +36,8 @@ describe.each(batchMiddyVersions)('a hand-written batch handler that answers wit
     expect(await statusOf(namespace)).toEqual([['COMPLETED', JSON.stringify({ charged: 'a' })]])
   })
 
-  test('a promise still pending near the deadline is not awaited past it: the finished records complete, the pending one keeps its lease', async () => {
+  // Concurrent across the Middy majors: each waits 1.5 s for its deadline less timeoutMarginMs.
+  test.concurrent('a promise still pending near the deadline is not awaited past it: the finished records complete, the pending one keeps its lease', async () => {
     const namespace = `pending-${Math.random().toString(36).slice(2, 10)}`
     const never = deferred<void>()
     const handler = middy<SQSEvent>()

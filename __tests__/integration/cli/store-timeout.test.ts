@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from '@jest/globals'
+import { afterAll, afterEach, beforeAll, beforeEach, expect, jest, test } from '@jest/globals'
 import { run } from '../../../src/cli/main.js'
 import { blackhole } from '../../support/blackhole.js'
 import { endpoint } from '../../support/dynamodb.js'
@@ -49,10 +49,24 @@ test('--table with AWS_ENDPOINT_URL_DYNAMODB on an endpoint that never answers: 
 }, 20_000)
 
 test('without --timeout, a command gives up after the documented 10 s', async () => {
-  const result = await cli('inspect', 'ns#k', '--redis', `redis://127.0.0.1:${hole.port}`)
-  expect(result.code).toBe(1)
-  expect(result.err).toMatch(/no answer from Redis at .* within 10 s/)
-  expect(result.ms).toBeGreaterThanOrEqual(10_000)
+  // The 10 s on a fake clock (timers and Date; the sockets and the promise queues stay real): the
+  // command must still be waiting a millisecond before them, and give up at them.
+  jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] })
+  try {
+    let settled = false
+    const command = cli('inspect', 'ns#k', '--redis', `redis://127.0.0.1:${hole.port}`).finally(() => { settled = true })
+    // The command's timer is set before it connects: once the endpoint holds what it was sent, it runs.
+    await hole.unanswered()
+    await jest.advanceTimersByTimeAsync(9_999)
+    expect(settled).toBe(false)
+    await jest.advanceTimersByTimeAsync(1)
+    const result = await command
+    expect(result.code).toBe(1)
+    expect(result.err).toMatch(/no answer from Redis at .* within 10 s/)
+    expect(result.ms).toBeGreaterThanOrEqual(10_000)
+  } finally {
+    jest.useRealTimers()
+  }
 }, 30_000)
 
 test('--timeout that is not a positive number of seconds is a usage error', async () => {

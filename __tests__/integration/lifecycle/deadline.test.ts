@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, test } from '@jest/globals'
+import { afterAll, describe, expect, test } from '@jest/globals'
 import middy from '@middy/core'
 import type { SQSEvent, SQSRecord } from 'aws-lambda'
 import { Redis } from 'ioredis'
@@ -20,8 +20,10 @@ import { failedIds, lambdaContext, recordingLogger, redelivered, sqsEvent, sqsRe
 // Lambda context following a real clock, 2 s away (1.5 s for idempotent(fn), whose margin is 1 s),
 // with a margin that leaves the hung call half a second: the answer must come before the deadline.
 
+// The tests run at once (`test.concurrent`): each waits for a deadline a few seconds away, on the
+// real clock. What they leave open is closed once they are all done.
 const cleanups: Array<() => Promise<unknown> | unknown> = []
-afterEach(async () => {
+afterAll(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
 })
 
@@ -62,7 +64,7 @@ const hungStores: Array<[string, () => Promise<IdempotencyStore>]> = [
 ]
 
 describe.each(hungStores)('%s', (_name, hungStore) => {
-  test.each(batchEntries)('an SQS batch through %s is answered before the deadline, every record reported failed, the hung claim named in the log', async (_entry, entryIdempotency) => {
+  test.concurrent.each(batchEntries)('an SQS batch through %s is answered before the deadline, every record reported failed, the hung claim named in the log', async (_entry, entryIdempotency) => {
     const logger = recordingLogger()
     let ran = 0
     const handler = middy<SQSEvent>()
@@ -78,7 +80,7 @@ describe.each(hungStores)('%s', (_name, hungStore) => {
     expect(loggedErrors(logger)).toContainEqual(expect.stringMatching(/^claim of key hung#\S+ did not answer within \d+ ms/))
   })
 
-  test.each(eventEntries)('a whole event through %s fails before the deadline with an IdempotencyStoreError naming the hung claim; the handler does not run', async (_entry, entryIdempotency) => {
+  test.concurrent.each(eventEntries)('a whole event through %s fails before the deadline with an IdempotencyStoreError naming the hung claim; the handler does not run', async (_entry, entryIdempotency) => {
     let ran = 0
     const handler = middy<{ orderId: string }>()
       .use(entryIdempotency({ store: await hungStore(), namespace: 'hung', logger: false, timeoutMarginMs: 1500 }))
@@ -91,7 +93,7 @@ describe.each(hungStores)('%s', (_name, hungStore) => {
     expect(ran).toBe(0)
   })
 
-  test('makeIdempotent(fn) given the Lambda context rejects before the deadline with an IdempotencyStoreError naming the hung claim; fn does not run', async () => {
+  test.concurrent('makeIdempotent(fn) given the Lambda context rejects before the deadline with an IdempotencyStoreError naming the hung claim; fn does not run', async () => {
     let ran = 0
     const charge = makeIdempotent(async (order: { orderId: string }, _context: unknown) => { ran++; return `charged ${order.orderId}` }, { store: await hungStore(), namespace: 'hung', logger: false })
     const { deadline, context } = invocation(1500)
@@ -103,7 +105,7 @@ describe.each(hungStores)('%s', (_name, hungStore) => {
   })
 })
 
-test('node-redis\'s TimeoutError, which has no message, is named by its class', async () => {
+test.concurrent('node-redis\'s TimeoutError, which has no message, is named by its class', async () => {
   // node-redis gives up on a command it could not send after commandOptions.timeout (5 s by
   // default), with its TimeoutError: 300 ms here, the same error sooner.
   const client = createClient({ url: `redis://127.0.0.1:${await closedPort()}`, commandOptions: { timeout: 300 } })
@@ -121,7 +123,7 @@ test('node-redis\'s TimeoutError, which has no message, is named by its class', 
   expect(loggedErrors(logger)).toContainEqual(expect.stringMatching(/^claim of key hung#\S+ on Redis \(node-redis client.*\) failed: TimeoutError \(no message\)$/))
 })
 
-test('a completion that hangs after the work ran: the record is reported failed and keeps its lease (onFailure delete does not release it)', async () => {
+test.concurrent('a completion that hangs after the work ran: the record is reported failed and keeps its lease (onFailure delete does not release it)', async () => {
   const table = await freshTable()
   cleanups.push(table.drop)
   const { hostname, port } = new URL(endpoint())
@@ -173,7 +175,7 @@ const storeThatHangsAfterWork = async () => {
 // Middy's early timeout is off, so that only the middleware's own bound on these writes can answer
 // in time. Without that bound the handler never answers: each test's own timeout then fails it
 // well before Jest's default.
-test("a failure kept FAILED (onFailure 'fail') whose fail write hangs: the batch is answered before the deadline, the record reported failed and left IN_PROGRESS", async () => {
+test.concurrent("a failure kept FAILED (onFailure 'fail') whose fail write hangs: the batch is answered before the deadline, the record reported failed and left IN_PROGRESS", async () => {
   const { table, proxy, store } = await storeThatHangsAfterWork()
   const logger = recordingLogger()
   const handler = middy<SQSEvent>({ timeoutEarlyInMillis: 0 })
@@ -193,7 +195,7 @@ test("a failure kept FAILED (onFailure 'fail') whose fail write hangs: the batch
   expect(await table.items()).toEqual([expect.objectContaining({ status: 'IN_PROGRESS' })])
 }, 15_000)
 
-test("release writes that hang (onFailure 'delete', and the record held back behind it): the batch is answered before the deadline, both records reported failed and left IN_PROGRESS", async () => {
+test.concurrent("release writes that hang (onFailure 'delete', and the record held back behind it): the batch is answered before the deadline, both records reported failed and left IN_PROGRESS", async () => {
   const { table, proxy, store } = await storeThatHangsAfterWork()
   const logger = recordingLogger()
   let runs = 0

@@ -55,7 +55,7 @@ describe.each(entries)('%s', (_entry, entry) => describe.each(stores)('whole-eve
   const stored = async (under: Awaited<ReturnType<typeof storeUnderTest>>): Promise<Array<Pick<IdempotencyRecord, 'status' | 'responseData'>>> =>
     (await under.records('payments')).map((record) => ({ status: record.status, ...(record.responseData === undefined ? {} : { responseData: record.responseData }) }))
 
-  it('an execution with a step, a wait and a step succeeds: the charge runs once and the record is COMPLETED with the final result', async () => {
+  it.concurrent('an execution with a step, a wait and a step succeeds: the charge runs once and the record is COMPLETED with the final result', async () => {
     const table = await storeUnderTest()
     const charges: string[] = []
     const runner = new LocalDurableTestRunner({ handlerFunction: paymentFunction(table.store, charges, entry) })
@@ -69,7 +69,7 @@ describe.each(entries)('%s', (_entry, entry) => describe.each(stores)('whole-eve
     await table.close()
   })
 
-  it('a second execution with the same key replays the stored result: its step never runs', async () => {
+  it.concurrent('a second execution with the same key replays the stored result: its step never runs', async () => {
     const table = await storeUnderTest()
     const charges: string[] = []
     const handlerFunction = paymentFunction(table.store, charges, entry)
@@ -82,7 +82,7 @@ describe.each(entries)('%s', (_entry, entry) => describe.each(stores)('whole-eve
     await table.close()
   })
 
-  it('a second execution while the first is suspended is refused with IdempotencyInProgressError, the record staying IN_PROGRESS; the first then completes', async () => {
+  it.concurrent('a second execution while the first is suspended is refused with IdempotencyInProgressError, the record staying IN_PROGRESS; the first then completes', async () => {
     const table = await storeUnderTest()
     const charges: string[] = []
     // The first execution suspends on a callback the test answers once the second has been refused.
@@ -111,7 +111,7 @@ describe.each(entries)('%s', (_entry, entry) => describe.each(stores)('whole-eve
     await table.close()
   })
 
-  it.each<['delete' | 'fail', string[]]>([
+  it.concurrent.each<['delete' | 'fail', string[]]>([
     ['delete', []],
     ['fail', ['FAILED']]
   ])('a step that fails terminally in a replay goes through onFailure %s: the execution fails, nothing is left IN_PROGRESS', async (onFailure, statuses) => {
@@ -133,7 +133,7 @@ describe.each(entries)('%s', (_entry, entry) => describe.each(stores)('whole-eve
     await table.close()
   })
 
-  it('with Middy\'s early timeout on, the timer of a suspended invocation, firing later, leaves its execution\'s record alone; the execution then completes', async () => {
+  it.concurrent('with Middy\'s early timeout on, the timer of a suspended invocation, firing later, leaves its execution\'s record alone; the execution then completes', async () => {
     const table = await storeUnderTest()
     const charges: string[] = []
     const timedOut = deferred<OutcomeReport>()
@@ -161,7 +161,7 @@ describe.each(entries)('%s', (_entry, entry) => describe.each(stores)('whole-eve
     expect((await stored(table)).map((record) => record.status)).toEqual(['COMPLETED'])
     await table.close()
   })
-  it('a replay that meets the record its own execution completed replays the stored result: the handler does not run again', async () => {
+  it.concurrent('a replay that meets the record its own execution completed replays the stored result: the handler does not run again', async () => {
     const table = await storeUnderTest()
     const charges: string[] = []
     // Such a replay follows an invocation that completed the record and ended before the durable

@@ -43,11 +43,13 @@ const runAs = async (handler: DurableLambdaHandler, tenants: string[], payload: 
   return results
 }
 
-describe('tenants in a durable function with Middy 7, on DynamoDB Local', () => {
-  let table: Awaited<ReturnType<typeof freshTable>>
-  beforeAll(async () => { table = await freshTable() }, 30_000)
-  afterAll(async () => { await table.drop() })
+// The tests run at once (`it.concurrent`, each waits out durable waits of a second), and Jest starts
+// such tests once the file's top-level hooks have run: the table is made there.
+let table: Awaited<ReturnType<typeof freshTable>>
+beforeAll(async () => { table = await freshTable() }, 30_000)
+afterAll(async () => { await table.drop() })
 
+describe('tenants in a durable function with Middy 7, on DynamoDB Local', () => {
   const keysOf = async (namespace: string): Promise<string[]> =>
     (await table.items()).map((item) => String(item.idempotencyKey)).filter((key) => key.startsWith(`${namespace}#`)).sort()
 
@@ -58,7 +60,7 @@ describe('tenants in a durable function with Middy 7, on DynamoDB Local', () => 
     return { chargedFor }
   }
 
-  it('whole event: tenant acme, then tenant globex with the same event, each get their own charge and result; acme again replays its own', async () => {
+  it.concurrent('whole event: tenant acme, then tenant globex with the same event, each get their own charge and result; acme again replays its own', async () => {
     const charges: string[] = []
     const store: IdempotencyStore = table.store
     const handler = middy7(durableMode)
@@ -70,7 +72,7 @@ describe('tenants in a durable function with Middy 7, on DynamoDB Local', () => 
     expect(await keysOf('durable-tenants-event')).toEqual([storedKey('durable-tenants-event', event, 'acme'), storedKey('durable-tenants-event', event, 'globex')].sort())
   })
 
-  it('perRecord: the same record from tenant acme, then tenant globex, runs once for each', async () => {
+  it.concurrent('perRecord: the same record from tenant acme, then tenant globex, runs once for each', async () => {
     const charges: string[] = []
     const handler = middy7(durableMode)
       .use(sqsPartialBatchFailure({ logger: () => {} }))
@@ -83,7 +85,7 @@ describe('tenants in a durable function with Middy 7, on DynamoDB Local', () => 
     expect(await keysOf('durable-tenants-batch')).toEqual([storedKey('durable-tenants-batch', record.messageId, 'acme'), storedKey('durable-tenants-batch', record.messageId, 'globex')].sort())
   })
 
-  it('makeIdempotent(fn) given the durable context: tenant acme, then tenant globex with the same key, each get their own result', async () => {
+  it.concurrent('makeIdempotent(fn) given the durable context: tenant acme, then tenant globex with the same key, each get their own result', async () => {
     const charges: string[] = []
     const charge = makeIdempotent(async (_order: { orderId: string }, context: DurableContext) => await pay(charges, context),
       { store: table.store, namespace: 'durable-tenants-wrap', key: 'orderId', logger: false })

@@ -1,4 +1,4 @@
-import { afterEach, beforeAll, afterAll, describe, expect, jest, test } from '@jest/globals'
+import { beforeAll, afterAll, describe, expect, jest, test } from '@jest/globals'
 import { PutItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb'
 import type middy from '@middy/core'
 import * as everyEvent from '../../../src/index.js'
@@ -35,8 +35,10 @@ const stacks = ['no error handler', 'http-error-handler inside idempotency', 'ht
 let table: Table
 beforeAll(async () => { table = await freshTable() }, 30_000)
 afterAll(async () => { await table.drop() })
+// The tests run at once (`test.concurrent`: several wait out a hung claim's deadline), so what
+// they leave open is closed once they are all done.
 const cleanups: Array<() => Promise<unknown> | unknown> = []
-afterEach(async () => { for (const cleanup of cleanups.splice(0).reverse()) await cleanup() })
+afterAll(async () => { for (const cleanup of cleanups.splice(0).reverse()) await cleanup() })
 
 /** A Lambda context whose deadline is `ms` from now on the real clock, and that deadline. */
 const invocation = (ms: number) => {
@@ -62,7 +64,7 @@ describe.each(entries)('idempotency from %s', (_entry, { idempotency }) => {
     const namespace = (): string => `retry-after-${Math.random().toString(36).slice(2, 10)}`
 
     describe.each(stacks)('%s', (where) => {
-      test('a 409 carries Retry-After: the seconds until the running request\'s lease ends, rounded up', async () => {
+      test.concurrent('a 409 carries Retry-After: the seconds until the running request\'s lease ends, rounded up', async () => {
         const NOW = Date.now()
         const started = deferred()
         const gate = deferred()
@@ -84,7 +86,7 @@ describe.each(entries)('idempotency from %s', (_entry, { idempotency }) => {
         expect(late.calls).not.toHaveBeenCalled()
       })
 
-      test('a claim the store never answers (a blackholed endpoint): 503 problem+json with Retry-After, before the deadline; the handler does not run, and the retry runs it once', async () => {
+      test.concurrent('a claim the store never answers (a blackholed endpoint): 503 problem+json with Retry-After, before the deadline; the handler does not run, and the retry runs it once', async () => {
         const { hostname, port } = new URL(endpoint())
         const proxy = await blackhole({ host: hostname, port: Number(port) })
         cleanups.push(proxy.close)
@@ -105,7 +107,7 @@ describe.each(entries)('idempotency from %s', (_entry, { idempotency }) => {
       })
     })
 
-    test('a claim that landed but whose answer never came: the 503\'s Retry-After outlasts the claim left behind, so the retry then runs the work, once', async () => {
+    test.concurrent('a claim that landed but whose answer never came: the 503\'s Retry-After outlasts the claim left behind, so the retry then runs the work, once', async () => {
       const ns = namespace()
       const lost = new DynamoDBStore({ tableName: table.tableName, client: faultyClient(async (command) => { await table.client.send(command); return await new Promise(() => {}) }) })
       const run = build('http-error-handler inside idempotency', async () => created, { namespace: ns, store: lost, timeoutMarginMs: 1000 })
@@ -127,7 +129,7 @@ describe.each(entries)('idempotency from %s', (_entry, { idempotency }) => {
       expect(retry.calls).toHaveBeenCalledTimes(1)
     })
 
-    test.each(stacks)('%s: a claim the store fails outright (throttled after the SDK\'s retries) is a 503 too, with Retry-After until the lease the request would have held ends; nothing is stored, nothing runs', async (where) => {
+    test.concurrent.each(stacks)('%s: a claim the store fails outright (throttled after the SDK\'s retries) is a 503 too, with Retry-After until the lease the request would have held ends; nothing is stored, nothing runs', async (where) => {
       const ns = namespace()
       const throttled = Object.assign(new Error('Rate of requests exceeds the allowed throughput'), { name: 'ThrottlingException', $fault: 'client', $metadata: { httpStatusCode: 400, attempts: 3 } })
       const store = new DynamoDBStore({ tableName: table.tableName, client: faultyClient(async () => await Promise.reject(throttled)) })
@@ -137,7 +139,7 @@ describe.each(entries)('idempotency from %s', (_entry, { idempotency }) => {
       expect((await table.items()).filter((i) => String(i.idempotencyKey).startsWith(`${ns}#`))).toEqual([])
     })
 
-    test.each(httpEventShapes)('%s: the 409\'s Retry-After is where the shape\'s client reads headers', async (_shape, eventOf) => {
+    test.concurrent.each(httpEventShapes)('%s: the 409\'s Retry-After is where the shape\'s client reads headers', async (_shape, eventOf) => {
       const started = deferred()
       const gate = deferred()
       const run = build('no error handler', async () => { started.resolve(); await gate.promise; return created }, { namespace: namespace(), now: () => FUTURE })

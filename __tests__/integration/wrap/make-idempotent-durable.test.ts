@@ -29,7 +29,7 @@ describe.each(stores)('makeIdempotent(fn) around a durable handler, %s', (_name,
     return withDurableExecution(async (event: Order, context: DurableContext) => await pay(event, context))
   }
 
-  it('a step, a wait and a step: the execution succeeds through its replays, the charge runs once, the record is COMPLETED; a new execution replays it', async () => {
+  it.concurrent('a step, a wait and a step: the execution succeeds through its replays, the charge runs once, the record is COMPLETED; a new execution replays it', async () => {
     const table = await storeUnderTest()
     const charges: string[] = []
     const handlerFunction = durablePayment(table.store, charges)
@@ -54,7 +54,7 @@ describe.each(stores)('makeIdempotent(fn) around a durable handler, %s', (_name,
       return `ch-${charges.length}`
     }, { store, key: 'sku', namespace: 'durable-items', logger: false })
 
-  it('the same key twice in one execution, then a wait: the second call and every replay get the first call\'s stored result; the charge runs once', async () => {
+  it.concurrent('the same key twice in one execution, then a wait: the second call and every replay get the first call\'s stored result; the charge runs once', async () => {
     const table = await storeUnderTest()
     const charges: string[] = []
     const charge = chargePerItem(table.store, charges)
@@ -73,7 +73,7 @@ describe.each(stores)('makeIdempotent(fn) around a durable handler, %s', (_name,
     await table.close()
   })
 
-  it('the same key twice at once in one execution: one call runs, the other rejects with IdempotencyInProgressError', async () => {
+  it.concurrent('the same key twice at once in one execution: one call runs, the other rejects with IdempotencyInProgressError', async () => {
     const table = await storeUnderTest()
     const charges: string[] = []
     const charge = chargePerItem(table.store, charges)
