@@ -1,4 +1,4 @@
-import { IdempotencyConfigError, IdempotencyError, IdempotencyHeldBackError } from '../errors.js'
+import { IdempotencyConfigError, IdempotencyError } from '../errors.js'
 import type { LifecycleConfig } from '../lifecycle/config.js'
 import { deadlineWithin, watchAbort, type Lease } from '../lifecycle/deadline.js'
 import { rejected, type ClaimDecision, type Settlement } from '../lifecycle/outcome.js'
@@ -9,7 +9,7 @@ import {
   isClaimed, unitOf, type BatchStage, type ClaimedRecord, type Fate, type PreparedRecord, type RecordState, type Slot
 } from './record-state.js'
 import { Followers } from './follow.js'
-import { Bound, forEachBounded } from './schedule.js'
+import { Bound, forEachBounded, heldBackError } from './schedule.js'
 import type { BatchLimits } from './limits.js'
 
 /**
@@ -147,11 +147,8 @@ export class Batch {
    * now), or left when the batch closed (released by `closeOnTimeout` before the answer).
    */
   async skip (state: RecordState, why: 'held-back' | 'closed'): Promise<PromiseRejectedResult> {
-    const message = why === 'closed'
-      ? 'the invocation timed out before it started'
-      : 'an earlier record of its ordering group failed'
-    const error = new IdempotencyHeldBackError(message,
-      { key: unitOf(state)?.key, ...(state.group === undefined ? {} : { group: state.group }) })
+    const group = state.group === undefined ? {} : { group: state.group }
+    const error = heldBackError(why, { key: unitOf(state)?.key, ...group })
     const fate = state.fate
     if (fate.kind === 'copy') {
       // A copy following its original (see follow.ts) that its group never reached: it did not take

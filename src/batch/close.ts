@@ -2,6 +2,7 @@ import { IdempotencyHeldBackError } from '../errors.js'
 import { rejected } from '../lifecycle/outcome.js'
 import type { Batch } from './batch.js'
 import type { ReadAnswer } from './answer.js'
+import { heldBackError } from './schedule.js'
 
 /**
  * The deadline came (docs/architecture.md: the batch flow, timeouts): records still running
@@ -16,8 +17,7 @@ export const closeOnTimeout = async (batch: Batch): Promise<void> => {
     const { phase } = state.fate
     if (phase === 'handed' || phase === 'not-started') {
       batch.notStarted(state)
-      const error = new IdempotencyHeldBackError('the invocation timed out before it started')
-      await batch.settleAtOnce(state, rejected(error))
+      await batch.settleAtOnce(state, rejected(heldBackError('closed')))
     }
   })
 }

@@ -1,5 +1,5 @@
 import type { Context } from 'aws-lambda'
-import { IdempotencyConfigError, IdempotencyHeldBackError } from '../errors.js'
+import { IdempotencyConfigError } from '../errors.js'
 import { readableByLambda } from './answer.js'
 import { matchEach } from './attribute.js'
 import type { Batch } from './batch.js'
@@ -7,7 +7,7 @@ import { isClaimed, settledOf, type ClaimedRecord, type RecordState } from './re
 import { Followers } from './follow.js'
 import { defaultKeyOf } from './claim-batch.js'
 import { batchFor } from './handover.js'
-import { schedule } from './schedule.js'
+import { heldBackError, schedule } from './schedule.js'
 import { fulfilled, rejected } from '../lifecycle/outcome.js'
 import { queueTransact } from '../lifecycle/transact-queue.js'
 import { defaults } from '../defaults.js'
@@ -216,11 +216,7 @@ const runPlain = async <TRecord, TResult>(
   await schedule(items, run.concurrency, {
     closed: () => run.signal.aborted,
     skip: (item, why) => {
-      const message = why === 'closed'
-        ? 'the invocation timed out before it started'
-        : 'an earlier record of its ordering group failed'
-      results[item.index] = rejected(new IdempotencyHeldBackError(message,
-        item.group === undefined ? {} : { group: item.group }))
+      results[item.index] = rejected(heldBackError(why, item.group === undefined ? {} : { group: item.group }))
     },
     run: async ({ record, index }, free) => {
       const keyOf = (): string => source === undefined ? noKey() : defaultKeyOf(source, event, record, run.context)

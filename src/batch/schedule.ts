@@ -1,3 +1,4 @@
+import { IdempotencyHeldBackError } from '../errors.js'
 /**
  * Runs `items` with at most `concurrency` of them working at once; the items of one ordering
  * group one at a time, in order, and none after the first of its group that failed (`run`
@@ -162,3 +163,9 @@ export class Bound {
     wake()
   }
 }
+
+/** Why an item was not started, as a record's error: behind its group's failure, or the batch closed. */
+export const heldBackError = (why: 'held-back' | 'closed', options: { key?: string, group?: string } = {}): Error =>
+  new IdempotencyHeldBackError(why === 'closed'
+    ? 'the invocation timed out before it started'
+    : 'an earlier record of its ordering group failed', options)
