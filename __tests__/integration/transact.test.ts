@@ -8,6 +8,7 @@ import {
 import type { TransactItem } from '../../src/store.js'
 import { DynamoDBStore, transactions } from '../../src/dynamodb.js'
 import { freshTable } from '../support/dynamodb.js'
+import middy7 from '@middy/core'
 import { middyVersions, sqsPartialBatchFailure } from '../support/middy.js'
 import { failedIds, lambdaContext, redelivered, sqsEvent, sqsRecord } from '../support/sqs.js'
 
@@ -286,5 +287,57 @@ describe.each(middyVersions)('transact in whole-event mode (context.idempotency)
     expect(await reservedOf(sku)).toBe(1)
     // Released ('delete'): the same event runs again, and is refused again by the same condition.
     await expect(handler(refused, lambdaContext())).rejects.toBeInstanceOf(IdempotencyTransactError)
+  })
+})
+
+describe('transact: a commit refused for certain, for a reason no retry passes', () => {
+  /** A consumer that charges (an effect outside transact) and then queues a write to `tableName`. */
+  const charging = (client: DynamoDBClient, tableName: string, charges: string[]) => middy7<SQSEvent>()
+    .use(sqsPartialBatchFailure({ logger: false as never }))
+    .use(idempotency({
+      store: new DynamoDBStore({ tableName: table.tableName, client, transactions }),
+      namespace: `transact-${uid()}`,
+      logger: false,
+      onFailure: 'fail'
+    }))
+    .handler(perRecord(async (r: SQSRecord, { transact }: RecordTools) => {
+      charges.push(r.messageId)
+      transact({ Put: { TableName: tableName, Item: { orderId: r.messageId } } })
+      return 'charged'
+    }))
+
+  test("a write to a table that does not exist (a typo): kept FAILED under onFailure 'fail', naming that table; a redelivery does not charge again", async () => {
+    const charges: string[] = []
+    const handler = charging(table.client, `ledgr-${uid()}`, charges)
+    const record = sqsRecord({ n: 1 })
+    expect(failedIds(await handler(sqsEvent([record]), lambdaContext()))).toEqual([record.messageId])
+    const [stored] = (await table.items()).filter((i) => i.status === 'FAILED' && JSON.stringify(i.error).includes('ledgr-'))
+    expect(stored).toBeDefined()
+    expect(JSON.stringify(stored?.error)).toMatch(/ResourceNotFoundException/)
+    expect(failedIds(await handler(sqsEvent([redelivered(record)]), lambdaContext()))).toEqual([record.messageId])
+    expect(charges).toEqual([record.messageId])
+  })
+
+  test('a role that may not write to a table of the transaction (AccessDenied): kept FAILED, the work not run again', async () => {
+    const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb')
+    const { localClientConfig } = await import('../../scripts/dynamodb-local.mjs')
+    const { endpoint } = await import('../support/dynamodb.js')
+    const client = new DynamoDBClient(localClientConfig(endpoint()))
+    // IAM denial, which DynamoDB Local (it checks no permissions) cannot be made to give.
+    client.middlewareStack.add((next, context) => async (args) => {
+      if ((context as { commandName?: string }).commandName !== 'TransactWriteItemsCommand') return await next(args)
+      throw Object.assign(new Error('User: arn:aws:sts::123456789012:assumed-role/consumer is not authorized to perform: ' +
+        'dynamodb:PutItem on resource: arn:aws:dynamodb:us-east-1:123456789012:table/Ledger'),
+      { name: 'AccessDeniedException', $fault: 'client', $metadata: { httpStatusCode: 400 } })
+    }, { step: 'initialize', name: 'denyTransactions' })
+    const charges: string[] = []
+    const handler = charging(client, 'Ledger', charges)
+    const record = sqsRecord({ n: 2 })
+    expect(failedIds(await handler(sqsEvent([record]), lambdaContext()))).toEqual([record.messageId])
+    expect(failedIds(await handler(sqsEvent([redelivered(record)]), lambdaContext()))).toEqual([record.messageId])
+    expect(charges).toEqual([record.messageId])
+    const failed = (await table.items()).filter((i) => i.status === 'FAILED' && JSON.stringify(i.error).includes('AccessDenied'))
+    expect(failed).toHaveLength(1)
+    client.destroy()
   })
 })

@@ -165,6 +165,8 @@ interface Reason { Code?: string, Message?: string, Item?: Item }
  * "did it land?". Anything else (network, 5xx, a request token still in progress) is rethrown:
  * whether it landed is unknown, and the lease is kept.
  */
+const REFUSED_WHOLE = new Set(['ValidationException', 'ResourceNotFoundException', 'AccessDeniedException'])
+
 const readCancellation = (
   error: unknown,
   writes: readonly TransactItem[],
@@ -175,8 +177,10 @@ const readCancellation = (
   const { name = '', message = '', CancellationReasons: reasons } =
     (error ?? {}) as { name?: string, message?: string, CancellationReasons?: Reason[] }
   if (THROTTLED.has(name)) return { status: 'refused', code: name, message, reason: 'temporary' }
-  if (name === 'ValidationException') {
-    // DynamoDB does not say which entry is invalid: name the one there is, or every table written.
+  // Refused whole, for certain, for a reason no retry passes: an invalid entry, a table that does
+  // not exist (a typo), or a role that may not write one of the tables. Nothing was applied.
+  if (REFUSED_WHOLE.has(name)) {
+    // DynamoDB does not say which entry is at fault: name the one there is, or every table written.
     const tables = writes.map((w, i) => `entry ${i} ${Object.keys(w)[0] ?? ''} on ${tableOf(w)}`).join(', ')
     return {
       status: 'refused',
