@@ -237,14 +237,16 @@ export interface FailureInfo {
 export type FailureDecision = 'delete' | 'fail'
 
 /**
- * The retry policy: a fixed decision or one made per failure.
+ * The retry policy: a fixed decision or one made per failure, by a function that may be async.
  *
  * @example
  * ```ts
  * const policy: FailurePolicy = (error) => error instanceof CardDeclinedError ? 'fail' : 'delete'
  * ```
  */
-export type FailurePolicy = FailureDecision | ((error: unknown, info: FailureInfo) => FailureDecision)
+export type FailurePolicy =
+  | FailureDecision
+  | ((error: unknown, info: FailureInfo) => FailureDecision | Promise<FailureDecision>)
 
 /**
  * A console-like logger: `console` itself, a Powertools `Logger`, or anything with `warn` and

@@ -87,16 +87,17 @@ const endFailed = async (
     await settleFailure(config, unit, hold, error, decision)
     return { result, kind: 'failed', onFailure: decision }
   }
-  const decision = decide(config, unit, error)
+  const decision = await decide(config, unit, error)
   const done = await settleFailure(config, unit, hold, error, decision)
   return { result, kind: 'failed', ...(done ? { onFailure: decision } : {}) }
 }
 
-const decide = (config: LifecycleConfig, unit: Unit, error: unknown): FailureDecision => {
+const decide = async (config: LifecycleConfig, unit: Unit, error: unknown): Promise<FailureDecision> => {
   const policy = config.onFailure
   if (typeof policy !== 'function') return policy
   try {
-    const decision = policy(error, { attempt: unit.attempt, key: unit.key })
+    // An async policy (one that looks something up) is awaited.
+    const decision = await policy(error, { attempt: unit.attempt, key: unit.key })
     if (decision === 'delete' || decision === 'fail') return decision
     const message = `idempotency: onFailure returned ${String(decision)}, not 'delete' or 'fail'; deleting`
     config.log.error({ message, key: unit.key })

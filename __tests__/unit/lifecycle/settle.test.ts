@@ -53,6 +53,12 @@ describe('settleUnit: what becomes of a claimed unit once its work has ended', (
     expect(kept.record()).toMatchObject({ status: 'FAILED', error: { name: 'Error', message: 'declined' } })
   })
 
+  it("an async onFailure function is awaited: its 'fail' keeps the record FAILED", async () => {
+    const { settle, record } = await claimed(new MemoryStore(), async () => await Promise.resolve('fail' as const))
+    expect(await settle(rejected(new Error('declined')))).toMatchObject({ kind: 'failed', onFailure: 'fail' })
+    expect(record()).toMatchObject({ status: 'FAILED' })
+  })
+
   it('an onFailure function that throws or answers neither choice deletes the record', async () => {
     const threw = await claimed(new MemoryStore(), () => { throw new Error('policy bug') })
     expect(await threw.settle(rejected(new Error('declined')))).toMatchObject({ kind: 'failed', onFailure: 'delete' })
