@@ -6,7 +6,7 @@ import { LocalCache } from './lifecycle/local-cache.js'
 import { compileSelector, parsePath, type EncodedParts } from './keys/selector.js'
 import type { Selection } from './keys/prepare.js'
 import { defaultNamespace, namespaceProblem } from './keys/namespace.js'
-import { createLog, defaultLogLevel, isLogLevel } from './observe/log.js'
+import { createLog, defaultLogLevel } from './observe/log.js'
 import { definedOptions, refuseUnknownOptions } from './unknown-options.js'
 import type { IdempotencyLogger, IdempotencyOptions, OutcomeReport, Selector } from './types.js'
 
@@ -23,10 +23,19 @@ export interface ResolvedOptions
   logger: IdempotencyLogger | false
 }
 
+type OptionCheck = (value: any, options: IdempotencyOptions) => boolean | string | undefined
 const nonNegative = (value: unknown): boolean => Number.isSafeInteger(value) && (value as number) >= 0
 const positive = (value: unknown): boolean => nonNegative(value) && value !== 0
 const isFunction = (value: unknown): boolean => typeof value === 'function'
-const oneOf = (...values: unknown[]) => (value: unknown): boolean => values.includes(value)
+/** A check that `value` is one of `values`, and its words: `be 'a', 'b' or 'c'`. */
+const oneOf = (...values: string[]): [check: OptionCheck, must: string] => [
+  (value) => values.includes(value),
+  `be ${values.slice(0, -1).map((v) => `'${v}'`).join(', ')} or '${values.at(-1) as string}'`
+]
+// Checks several options share, each with its words written once.
+const NON_NEGATIVE: [OptionCheck, string] = [nonNegative, 'be an integer of 0 or more']
+const POSITIVE: [OptionCheck, string] = [positive, 'be a positive integer']
+const FUNCTION: [OptionCheck, string] = [isFunction, 'be a function']
 
 /** A path option as `parsePath` takes it, or why not (`key path "a..b" is malformed...`). */
 const pathOption = (option: string, selector: unknown): true | string | boolean => {
@@ -45,27 +54,25 @@ const pathOption = (option: string, selector: unknown): true | string | boolean 
  * they are checked in and named in an unknown option's error), with its check: true when the
  * value is good, false for the words after `<option> must `, or a sentence of its own.
  */
-type OptionCheck = (value: any, options: IdempotencyOptions) => boolean | string | undefined
 const OPTIONS: Record<keyof IdempotencyOptions, [check: OptionCheck, must: string] | []> = {
   store: [],
   key: [(key) => pathOption('key', key), 'be a non-empty path string or a function'],
   payload: [(payload) => payload === false || pathOption('payload', payload), 'be a path string, a function or false'],
-  expiresAfterSeconds: [positive, 'be a positive integer'],
+  expiresAfterSeconds: POSITIVE,
   onFailure: [(policy) => isFunction(policy) || policy === 'delete' || policy === 'fail',
     "be 'delete', 'fail' or a function"],
   namespace: [(namespace) => typeof namespace === 'string' && namespace !== '' && (namespaceProblem(namespace) ?? true),
     'be a non-empty string'],
-  mode: [oneOf('auto', 'sqs', 'kinesis', 'dynamodb', 'kafka', 'event'),
-    "be 'auto', 'sqs', 'kinesis', 'dynamodb', 'kafka' or 'event'"],
-  maxStoreRequests: [positive, 'be a positive integer'],
-  localCacheSize: [nonNegative, 'be an integer of 0 or more'],
-  onOutcome: [isFunction, 'be a function'],
+  mode: oneOf('auto', 'sqs', 'kinesis', 'dynamodb', 'kafka', 'event'),
+  maxStoreRequests: POSITIVE,
+  localCacheSize: NON_NEGATIVE,
+  onOutcome: FUNCTION,
   logger: [(logger) => logger === false || (isFunction(logger?.warn) && isFunction(logger?.error)),
     'have warn and error functions, or be false'],
-  logLevel: [isLogLevel, "be 'debug', 'info', 'warn', 'error' or 'silent'"],
-  clockSkewMs: [nonNegative, 'be an integer of 0 or more'],
-  timeoutMarginMs: [nonNegative, 'be an integer of 0 or more'],
-  responseHook: [isFunction, 'be a function'],
+  logLevel: oneOf('debug', 'info', 'warn', 'error', 'silent'),
+  clockSkewMs: NON_NEGATIVE,
+  timeoutMarginMs: NON_NEGATIVE,
+  responseHook: FUNCTION,
   caller: [(caller, { key }) => isFunction(caller) && (key === undefined ||
     'caller scopes only the default HTTP key; with your own key option, put the caller in the key'),
   'be a function (event, context) => string | undefined'],
@@ -88,11 +95,11 @@ export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => 
       'release (a DynamoDBStore, a RedisStore or a MemoryStore)')
   }
   refuseUnknownOptions('idempotency', options, Object.keys(OPTIONS))
-  // A store written for 0.1 names its bound the old way: run with the default instead, it would
-  // open more requests than its client takes.
-  if (store.limits !== undefined && 'concurrency' in store.limits && !('maxStoreRequests' in store.limits)) {
-    throw new IdempotencyConfigError("idempotency: the store's limits.concurrency is now limits.maxStoreRequests " +
-      '(the most store requests at once)')
+  // A store's limits are read as options are: one misspelt, or named the 0.1 way (`concurrency`),
+  // is refused rather than ignored (ignored, a bound would let more requests out than its client takes).
+  if (store.limits !== undefined) {
+    refuseUnknownOptions("idempotency: the store's limits", store.limits,
+      ['maxResponseBytes', 'maxReadKeys', 'maxStoreRequests', 'transaction'])
   }
   for (const [name, [check, must]] of Object.entries(OPTIONS)) {
     const value = options[name as keyof IdempotencyOptions]

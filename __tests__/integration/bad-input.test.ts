@@ -268,6 +268,18 @@ describe.each(middyVersions)('bad input, %s', (_, middy) => {
       expect(ran).toEqual([])
     })
 
+    test("another source's batch in a forced mode is refused naming both, not taken for malformed records", async () => {
+      const { kinesisEvent, kinesisRecord } = await import('../support/streams.js')
+      const ran: unknown[] = []
+      const handler = middy<SQSEvent>()
+        .use(idempotency({ store: table.store, mode: 'sqs', logger: false }))
+        .handler(async (event) => { ran.push(event); return [] })
+      const refusal = handler(kinesisEvent([kinesisRecord({ n: 1 })]) as unknown as SQSEvent, lambdaContext())
+      await expect(refusal).rejects.toThrow(new IdempotencyConfigError(
+        "idempotency: mode 'sqs' expects an SQS event (a Records array of aws:sqs records), not a Kinesis event"))
+      expect(ran).toEqual([])
+    })
+
     test("an event that is not SQS, in mode 'sqs', behind sqsPartialBatchFailure runs nothing, writes nothing, and is logged as an error", async () => {
       // That middleware's onError turns an event without Records into an empty batchItemFailures, so the log is what is left.
       const run = consumer({ mode: 'sqs' })

@@ -63,12 +63,14 @@ const sourceHooks = (
   const before = async (request: MiddyRequest): Promise<unknown> => {
     const event = request.event as object
     const delivered = listOf(source, event)
-    if (delivered === undefined) {
+    // Another source's batch, in a forced mode: its records would be refused one by one as malformed.
+    const other = delivered?.length === 0 ? undefined : sourceOf(event)
+    if (delivered === undefined || (other !== undefined && other !== source)) {
       const expected = source.layout === undefined
         ? `a Records array of ${source.eventSource} records`
         : `its ${fieldOf(source)}`
-      const error = new IdempotencyConfigError(
-        `idempotency: mode '${source.mode}' expects ${source.eventName} (${expected})`)
+      const error = new IdempotencyConfigError(`idempotency: mode '${source.mode}' expects ${source.eventName} ` +
+        `(${expected})${other === undefined || other === source ? '' : `, not ${other.eventName}`}`)
       // Logged as well as thrown: @middy/sqs-partial-batch-failure's onError turns an event
       // without Records into an empty batchItemFailures, which would hide it.
       config.log.error({ message: error.message, error })
