@@ -95,11 +95,11 @@ export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => 
       'release (a DynamoDBStore, a RedisStore or a MemoryStore)')
   }
   refuseUnknownOptions('idempotency', options, Object.keys(OPTIONS))
-  // A store's limits are read as options are: one misspelt, or named the 0.1 way (`concurrency`),
-  // is refused rather than ignored (ignored, a bound would let more requests out than its client takes).
-  if (store.limits !== undefined) {
-    refuseUnknownOptions("idempotency: the store's limits", store.limits,
-      ['maxResponseBytes', 'maxReadKeys', 'maxStoreRequests', 'transaction'])
+  // A store written for 0.1 states its bound as `concurrency`: ignored, the default would let more
+  // requests out than its client takes. Other limits are left be: a newer store may state more.
+  const limits = store.limits as { concurrency?: number, maxStoreRequests?: number } | undefined
+  if (limits?.concurrency !== undefined && limits.maxStoreRequests === undefined) {
+    throw new IdempotencyConfigError("idempotency: the store's limits.concurrency is now maxStoreRequests")
   }
   for (const [name, [check, must]] of Object.entries(OPTIONS)) {
     const value = options[name as keyof IdempotencyOptions]

@@ -9,8 +9,7 @@ const RENAMED: Readonly<Record<string, Readonly<Record<string, string>>>> = {
     // 0.x: the middleware's store bound had the name of perRecord's bound on records.
     concurrency: "'maxStoreRequests' (the most store requests at once); " +
       'perRecord(fn, { concurrency }) bounds the records run at once'
-  },
-  "idempotency: the store's limits": { concurrency: "'maxStoreRequests'" }
+  }
 }
 
 /**

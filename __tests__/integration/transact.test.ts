@@ -318,17 +318,20 @@ describe('transact: a commit refused for certain, for a reason no retry passes',
     expect(charges).toEqual([record.messageId])
   })
 
-  test('a role that may not write to a table of the transaction (AccessDenied): kept FAILED, the work not run again', async () => {
+  // Errors DynamoDB answers before it applies anything, none of which a retry of the same request passes.
+  test.each([
+    ['a role that may not write to a table of the transaction', 'AccessDeniedException'],
+    ['credentials DynamoDB does not know', 'UnrecognizedClientException'],
+    ['a request whose signature is wrong', 'InvalidSignatureException']
+  ])('%s (%s): kept FAILED, the work not run again', async (_what, name) => {
     const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb')
     const { localClientConfig } = await import('../../scripts/dynamodb-local.mjs')
     const { endpoint } = await import('../support/dynamodb.js')
     const client = new DynamoDBClient(localClientConfig(endpoint()))
-    // IAM denial, which DynamoDB Local (it checks no permissions) cannot be made to give.
+    // Refusals DynamoDB Local (it checks no credentials or permissions) cannot be made to give.
     client.middlewareStack.add((next, context) => async (args) => {
       if ((context as { commandName?: string }).commandName !== 'TransactWriteItemsCommand') return await next(args)
-      throw Object.assign(new Error('User: arn:aws:sts::123456789012:assumed-role/consumer is not authorized to perform: ' +
-        'dynamodb:PutItem on resource: arn:aws:dynamodb:us-east-1:123456789012:table/Ledger'),
-      { name: 'AccessDeniedException', $fault: 'client', $metadata: { httpStatusCode: 400 } })
+      throw Object.assign(new Error(`refused (${name}, injected)`), { name, $fault: 'client', $metadata: { httpStatusCode: 400 } })
     }, { step: 'initialize', name: 'denyTransactions' })
     const charges: string[] = []
     const handler = charging(client, 'Ledger', charges)
@@ -336,7 +339,7 @@ describe('transact: a commit refused for certain, for a reason no retry passes',
     expect(failedIds(await handler(sqsEvent([record]), lambdaContext()))).toEqual([record.messageId])
     expect(failedIds(await handler(sqsEvent([redelivered(record)]), lambdaContext()))).toEqual([record.messageId])
     expect(charges).toEqual([record.messageId])
-    const failed = (await table.items()).filter((i) => i.status === 'FAILED' && JSON.stringify(i.error).includes('AccessDenied'))
+    const failed = (await table.items()).filter((i) => i.status === 'FAILED' && JSON.stringify(i.error).includes(name))
     expect(failed).toHaveLength(1)
     client.destroy()
   })

@@ -1,6 +1,6 @@
 import { IdempotencyConfigError, IdempotencyError } from '../errors.js'
 import { fulfilled, rejected } from '../lifecycle/outcome.js'
-import { isReported, kindOfRefusal, reportOutcome } from '../observe/report.js'
+import { isReported, kindOfRefusal, reportOutcome } from '../observe/log.js'
 import type { OutcomeKind } from '../types.js'
 import { identifierOf, type BatchSource } from '../sources/source.js'
 import type { LifecycleConfig } from '../lifecycle/config.js'

@@ -8,7 +8,7 @@ import type { LifecycleConfig } from './config.js'
 import type { Unit } from '../keys/prepare.js'
 import { serialiseResponse } from './stored-result.js'
 import { judge } from './claim.js'
-import { kindOfRefusal } from '../observe/report.js'
+import { kindOfRefusal } from '../observe/log.js'
 import { fulfilled, rejected, type Hold, type Settlement } from './outcome.js'
 
 /*

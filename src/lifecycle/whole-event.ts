@@ -1,5 +1,5 @@
 import { prepareUnit, type Selection, type Unit } from '../keys/prepare.js'
-import { kindOfRefusal, reportOutcome } from '../observe/report.js'
+import { kindOfRefusal, reportOutcome } from '../observe/log.js'
 import { claim } from './claim.js'
 import type { LifecycleConfig } from './config.js'
 import { storeDeadline, withDeadline } from './deadline.js'

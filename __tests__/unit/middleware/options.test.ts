@@ -33,13 +33,12 @@ describe('a renamed option is refused with its new name, not taken for the old m
   test('a custom store whose limits still say concurrency is refused, not run with another bound', () => {
     const store = Object.assign(new MemoryStore(), { limits: { concurrency: 5 } })
     expect(() => idempotency({ store })).toThrow(new IdempotencyConfigError(
-      "idempotency: the store's limits: option 'concurrency' is now 'maxStoreRequests'"))
+      "idempotency: the store's limits.concurrency is now maxStoreRequests"))
   })
 
-  test('a misspelt limit of a custom store is refused, naming the one meant', () => {
-    const store = Object.assign(new MemoryStore(), { limits: { maxResponseBytes: 1000, maxReadKey: 10 } })
-    expect(() => idempotency({ store })).toThrow(new IdempotencyConfigError(
-      "idempotency: the store's limits: unknown option 'maxReadKey' (did you mean 'maxReadKeys'?)"))
+  test('a store that states both names, for either version, and limits this version does not know, is taken', () => {
+    const limits = { maxResponseBytes: 1000, concurrency: 5, maxStoreRequests: 5, maxItemBytes: 400_000 }
+    expect(() => idempotency({ store: Object.assign(new MemoryStore(), { limits }) })).not.toThrow()
   })
 
   test('the batch-only and event-only entries say so too', async () => {

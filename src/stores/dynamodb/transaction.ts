@@ -160,12 +160,15 @@ interface Reason { Code?: string, Message?: string, Item?: Item }
 
 /**
  * What a refused commit says. Cancelled: which entry refused and why, or that the completion
- * met our own committed record (a retry whose first answer was lost). Invalid
- * (`ValidationException`) or throttled: nothing was applied, so the refusal is certain, not a
- * "did it land?". Anything else (network, 5xx, a request token still in progress) is rethrown:
- * whether it landed is unknown, and the lease is kept.
+ * met our own committed record (a retry whose first answer was lost). Refused whole (invalid, a
+ * missing table, a denied role, credentials not accepted) or throttled: nothing was applied, so
+ * the refusal is certain, not a "did it land?". Anything else (network, 5xx, a request token still
+ * in progress) is rethrown: whether it landed is unknown, and the lease is kept.
  */
-const REFUSED_WHOLE = new Set(['ValidationException', 'ResourceNotFoundException', 'AccessDeniedException'])
+const REFUSED_WHOLE = new Set(['ValidationException', 'ResourceNotFoundException', 'AccessDeniedException',
+  // Credentials or a signature AWS does not accept: refused before anything is read.
+  // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Programming.Errors.html
+  'UnrecognizedClientException', 'InvalidSignatureException', 'IncompleteSignature', 'MissingAuthenticationToken'])
 
 const readCancellation = (
   error: unknown,
