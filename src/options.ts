@@ -113,10 +113,9 @@ export const resolveOptions = (options: IdempotencyOptions): ResolvedOptions => 
   return {
     ...defaults,
     // The store knows how many requests it takes at once (a pipelining Redis client, far more
-    // than the SDK's 50 sockets); the option, when set, still decides.
-    ...(typeof store.limits?.maxStoreRequests === 'number'
-      ? { maxStoreRequests: store.limits.maxStoreRequests }
-      : {}),
+    // than the SDK's 50 sockets); the option, when set, still decides. A bound that is no positive
+    // integer is a store's slip, not taken: with it, no record would ever be claimed.
+    ...(positive(store.limits?.maxStoreRequests) ? { maxStoreRequests: store.limits?.maxStoreRequests } : {}),
     ...definedOptions(options),
     namespace: options.namespace ?? defaultNamespace(),
     logger: options.logger ?? console,

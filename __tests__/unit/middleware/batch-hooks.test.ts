@@ -42,6 +42,16 @@ describe('SQS batch with MemoryStore', () => {
     expect(store.records()).toHaveLength(50)
   })
 
+  test("a store's own bound that is no positive integer is not taken: the default bounds its requests", async () => {
+    for (const bound of [0, -1, Number.NaN, 0.5]) {
+      const store = new CountingStore({ limits: { maxResponseBytes: 1024, maxReadKeys: 100, maxStoreRequests: bound } })
+      expect(failedIds(await consumer(store, async () => 'ok').invoke(Array.from({ length: 60 }, (_, i) => sqsRecord(i)))))
+        .toEqual([])
+      expect(store.records()).toHaveLength(60)
+      expect(store.maxInFlight).toBe(50)
+    }
+  })
+
   test('a remaining time of 0 is a lease that has already lapsed, not "no context"', async () => {
     const store = new MemoryStore()
     let now = Date.UTC(2030, 0, 1)
