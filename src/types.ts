@@ -468,7 +468,7 @@ export interface IdempotencyContext<TWrite = TransactItem> {
 export type IdempotencyHandlerContext = Context & { idempotency?: IdempotencyContext }
 
 /**
- * The part of Middy's request object the adapters use (same shape in Middy 5, 6 and 7).
+ * The part of Middy's request object the middleware's hooks use (same shape in Middy 5, 6 and 7).
  * `unknown`, not `any`: Middy's `.use()` intersects each middleware's event type with the
  * handler's, and `any` would erase the user's `SQSEvent`.
  */

@@ -1,7 +1,6 @@
 import { IdempotencyConfigError } from '../errors.js'
 import type { LifecycleConfig } from '../lifecycle/config.js'
-import { storeDeadline, withDeadline } from '../lifecycle/deadline.js'
-import { leaseFor, remainingMs, type Lease } from '../lifecycle/deadline.js'
+import { leaseFor, remainingMs, storeDeadline, withDeadline, type Lease } from '../lifecycle/deadline.js'
 import type { Selection } from '../keys/prepare.js'
 import { originalError, timedOut, watchErrors } from './timeout.js'
 import { fieldOf, listOf, type BatchSource } from '../sources/source.js'
@@ -26,22 +25,22 @@ export const batchHooks = (
 ): (request: MiddyRequest) => Hooks | undefined => {
   const handler = new HandlerKind()
   const forced = resolved.mode === 'auto' || resolved.mode === 'event' ? undefined : sourceByMode(resolved.mode)
-  const adapters = new Map<BatchSource, Hooks>()
+  const bySource = new Map<BatchSource, Hooks>()
   return (request) => {
     const source = forced ?? sourceOf(request.event)
     if (source === undefined) return undefined
-    let adapter = adapters.get(source)
-    if (adapter === undefined) {
+    let hooks = bySource.get(source)
+    if (hooks === undefined) {
       const keyName = typeof source.defaults.key === 'string' ? `key path "${source.defaults.key}"` : 'the default key'
-      adapter = sourceHooks(config, source, selection(source.defaults, keyName, source.encoded),
+      hooks = sourceHooks(config, source, selection(source.defaults, keyName, source.encoded),
         {
           maxStoreRequests: resolved.maxStoreRequests,
           recordConcurrency: maxStoreRequests ?? defaults.maxStoreRequests,
           timeoutMarginMs: resolved.timeoutMarginMs
         }, handler)
-      adapters.set(source, adapter)
+      bySource.set(source, hooks)
     }
-    return adapter
+    return hooks
   }
 }
 
