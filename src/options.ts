@@ -139,10 +139,10 @@ export const lifecycleConfig = (resolved: ResolvedOptions): LifecycleConfig => (
   ...(resolved.localCacheSize > 0 ? { cache: new LocalCache(resolved.localCacheSize) } : {})
 })
 
-/** The key and payload an event family selects when the options name none. */
+/** The key and payload a kind of event selects when the options name none. */
 type DefaultSelectors = { key: Selector, payload: Selector }
 
-/** What every event family of one middleware shares: its options, its lifecycle, and how it selects a key. */
+/** What the hooks of one middleware share: its options, its lifecycle, and how it selects a key. */
 export interface Setup {
   resolved: ResolvedOptions
   /** The `maxStoreRequests` option as given (records run at once default to it, not to the store's bound). */

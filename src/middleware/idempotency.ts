@@ -20,7 +20,7 @@ export interface IdempotencyMiddleware {
 }
 
 /**
- * The hooks of one family of events (a batch source, or whole events), which a request follows once
+ * The hooks of one kind of event (a batch source, or whole events), which a request follows once
  * `before` chose them.
  */
 export interface Hooks {
@@ -42,8 +42,8 @@ export interface EntryHooks {
 
 /**
  * The one middleware factory behind the `idempotency` of every entry point. `before` picks the
- * hooks of the request's family, which `after` and `onError` then follow for that request; an
- * event no family of this entry takes is refused, naming what takes it.
+ * hooks of the request's kind of event, which `after` and `onError` then follow for that request; an
+ * event no hooks of this entry take is refused, naming what takes it.
  */
 export const idempotencyFor = ({ entry, batch, event }: EntryHooks) =>
   <TEvent = any>(options: IdempotencyOptions<TEvent>): IdempotencyMiddleware => {
@@ -113,15 +113,15 @@ const lead = (entry: Entry): string =>
 const ONE_UNIT = "set mode: 'event' to take the batch as one unit"
 
 export const refusals = {
-  /** A `mode` the entry has no family for, refused where the middleware is built. */
+  /** A `mode` the entry has no hooks for, refused where the middleware is built. */
   mode: (entry: Entry, mode: string): string =>
     `idempotency from '${entry}' takes ${TAKES[entry]}: mode '${mode}' needs idempotency from 'middy-idempotency' ` +
     `or 'middy-idempotency/${mode === 'event' ? 'event' : 'batch'}'`,
-  /** A batch that an entry without the batch family meets. */
+  /** A batch that an entry without the batch hooks meets. */
   batch: (entry: Entry, mode: string): string =>
     `${lead(entry)} a ${mode} batch: import idempotency and perRecord from 'middy-idempotency/batch' ` +
     `(or 'middy-idempotency'), or ${ONE_UNIT}`,
-  /** A whole event that an entry without the whole-event family meets. */
+  /** A whole event that an entry without the whole-event hooks meets. */
   wholeEvent: (entry: Entry): string =>
     `${lead(entry)} no batch: import idempotency from 'middy-idempotency/event' (whole events, HTTP) ` +
     "or 'middy-idempotency' (every event)",
