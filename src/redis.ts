@@ -2,7 +2,8 @@
  * middy-idempotency/redis: the Redis store (Redis OSS, Valkey, ElastiCache). Its own entry
  * point: it loads no AWS SDK module and no Redis client (you give it yours).
  */
-export { RedisStore, type RedisStoreOptions } from './stores/redis/redis-store.js'
+export { RedisStore } from './stores/redis/redis-store.js'
+export type { RedisStoreOptions } from './stores/redis/store-options.js'
 export type { RedisClientLike } from './stores/redis/connect.js'
 export type { SendCommandClient } from './stores/redis/clients/send-command.js'
 export type { NodeRedisClusterClient } from './stores/redis/clients/node-redis-cluster.js'

@@ -37,7 +37,7 @@ export const batchHooks = (
           maxStoreRequests: resolved.maxStoreRequests,
           recordConcurrency: maxStoreRequests ?? defaults.maxStoreRequests,
           timeoutMarginMs: resolved.timeoutMarginMs
-        }, handler)
+        }, handler, forced !== undefined)
       bySource.set(source, hooks)
     }
     return hooks
@@ -55,7 +55,9 @@ const sourceHooks = (
   source: BatchSource,
   selection: Selection,
   limits: BatchLimits,
-  handler: HandlerKind
+  handler: HandlerKind,
+  /** The source is the `mode` option's, not recognised from the event: another source's batch may come. */
+  forced: boolean
 ): Hooks => {
   const batches = new WeakMap<MiddyRequest, Batch>()
 
@@ -63,7 +65,7 @@ const sourceHooks = (
     const event = request.event as object
     const delivered = listOf(source, event)
     // Another source's batch, in a forced mode: its records would be refused one by one as malformed.
-    const other = delivered?.length === 0 ? undefined : sourceOf(event)
+    const other = !forced || delivered?.length === 0 ? undefined : sourceOf(event)
     if (delivered === undefined || (other !== undefined && other !== source)) {
       const expected = source.layout === undefined
         ? `a Records array of ${source.eventSource} records`

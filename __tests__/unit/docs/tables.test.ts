@@ -16,7 +16,7 @@ const optionTables = [
   { doc: 'docs/options.md', heading: '## idempotency(options)', source: 'src/types.ts', type: 'IdempotencyOptions' },
   { doc: 'docs/options.md', heading: '## perRecord', source: 'src/types.ts', type: 'PerRecordOptions' },
   { doc: 'docs/options.md', heading: '## DynamoDBStore', source: 'src/stores/dynamodb/types.ts', type: 'DynamoDBStoreOptions' },
-  { doc: 'docs/redis.md', heading: '## Options', source: 'src/stores/redis/redis-store.ts', type: 'RedisStoreOptions' }
+  { doc: 'docs/redis.md', heading: '## Options', source: 'src/stores/redis/store-options.ts', type: 'RedisStoreOptions' }
 ]
 
 /** `| option | default | … |` rows as name → default cell; a name is the first cell's backticked word. */

@@ -2,7 +2,7 @@ import { describe, expect, test } from '@jest/globals'
 import { IdempotencyConfigError, IdempotencyStoreError } from '../../../src/index.js'
 import type { ClaimRecord } from '../../../src/store.js'
 import { RedisStore } from '../../../src/redis.js'
-import { expireAt } from '../../../src/stores/redis/redis-store.js'
+import { expireAt } from '../../../src/stores/redis/store-options.js'
 import { READ } from '../../../src/stores/redis/scripts.js'
 
 // Faults a real server does not produce on demand, through a fake { sendCommand(args) }.

@@ -6,7 +6,7 @@ import type {
 } from '../store.js'
 import { ATTRIBUTES, GROUPED_CONCURRENCY, LIMITS, OPTION_NAMES } from './store-options.js'
 import { definedOptions, refuseUnknownOptions } from '../../unknown-options.js'
-import { storeErrorOf } from './errors.js'
+import { isConditionFailure, storeErrorOf } from './errors.js'
 import { registerTable } from './access.js'
 import { claimItem, keyItem, recordOf, type Item } from './items.js'
 import { tableFit, type TableFit } from './table-check.js'
@@ -14,14 +14,14 @@ import { refuseSharedAttributes } from './attribute-names.js'
 import { claimCondition } from './claim-condition.js'
 import { completionUpdate, failureUpdate, leaseFence } from './completion.js'
 import {
-  groupedClaim, groupedFenced, GroupedWrites, warnPartiQLRefused, type Grouped, type StatementAnswer
+  groupedClaim, groupedFenced, groupedWritesOn, type Grouped, type GroupedWrites
 } from './grouped.js'
 import { Statements, type Statement } from './statements.js'
 import type {
   AttributeNames, CommitTarget, DynamoDBAwsLiteClient, DynamoDBSender, DynamoDBStoreOptions, DynamoDBTransactions,
   TransactItem
 } from './types.js'
-import { loadSdk, wireOf, type DynamoDBWire } from './wire.js'
+import { abortable, loadSdk, wireOf, type DynamoDBWire } from './wire.js'
 
 export type { DynamoDBAwsLiteClient, DynamoDBSender, DynamoDBStoreOptions }
 
@@ -88,7 +88,7 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     registerTable(this, { client: this.#client, tableName, names: this.#names, sortKeyValue: this.#sortKeyValue })
     this.#fit = tableFit(this.#client, tableName, this.#names, (key) => this.#keyOf(key))
     this.#statements = new Statements(tableName, this.#names, this.#sortKeyValue)
-    this.#grouped = groupWrites ? this.#groupedWrites() : undefined
+    this.#grouped = groupWrites ? groupedWritesOn(this.#client, this.tableName) : undefined
     this.limits = groupWrites ? { ...LIMITS, maxStoreRequests: GROUPED_CONCURRENCY } : LIMITS
     if (transactions !== undefined) {
       if (typeof transactions?.commit !== 'function' || typeof transactions.checkWrite !== 'function') {
@@ -236,17 +236,6 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     return await this.#grouped.write(key, grouped(), alone, options)
   }
 
-  #groupedWrites (): GroupedWrites {
-    return new GroupedWrites({
-      execute: async (statements, signal) => {
-        const output = await this.#client.send('BatchExecuteStatement', { Statements: statements }, { signal }) as
-          { Responses?: StatementAnswer[] }
-        return output.Responses ?? []
-      },
-      refused: (error) => { warnPartiQLRefused(this.tableName, error) }
-    })
-  }
-
   #keyOf (key: string): Item {
     return keyItem(this.#names, this.#sortKeyValue, key)
   }
@@ -264,13 +253,3 @@ export class DynamoDBStore implements IdempotencyStore<TransactItem> {
     return storeErrorOf(this.tableName, operation, key, error, await this.#fit.explain(error))
   }
 }
-
-/**
- * The SDK's options for a call the lifecycle may give up: an aborted request is closed, so a
- * blackholed endpoint does not keep a socket of the client's pool for the rest of the process.
- */
-const abortable = (options: StoreCallOptions | undefined): { abortSignal?: AbortSignal } =>
-  options?.signal === undefined ? {} : { abortSignal: options.signal }
-
-const isConditionFailure = (error: unknown): boolean =>
-  (error as { name?: string } | undefined)?.name === 'ConditionalCheckFailedException'

@@ -33,3 +33,7 @@ export const storeErrorOf = (
   return new IdempotencyStoreError(operation, `${operation} on table ${tableName}${forKey} failed: ${why}`,
     { key, cause: error })
 }
+
+/** A conditional write refused by its condition (single-item requests). */
+export const isConditionFailure = (error: unknown): boolean =>
+  (error as { name?: string } | undefined)?.name === 'ConditionalCheckFailedException'

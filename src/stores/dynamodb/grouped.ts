@@ -2,6 +2,7 @@ import { Burst } from '../burst.js'
 import type { ClaimRecord, IdempotencyRecord, StoreCallOptions } from '../store.js'
 import type { Item } from './items.js'
 import type { Statement, Statements } from './statements.js'
+import type { DynamoDBWire } from './wire.js'
 
 /*
  * Grouped writes (docs/stores.md: DynamoDBStore): the claims, completions, failures and releases
@@ -219,3 +220,13 @@ export const warnPartiQLRefused = (tableName: string, error: unknown): void => {
     `Allow ${PARTIQL_ACTIONS} on the table to group a batch's writes, or set groupWrites: false.`,
   { code: 'MIDDY_IDEMPOTENCY_PARTIQL' })
 }
+
+/** The grouped writes of a store sending over `client`; a role refused PartiQL is warned of once. */
+export const groupedWritesOn = (client: DynamoDBWire, tableName: string): GroupedWrites => new GroupedWrites({
+  execute: async (statements, signal) => {
+    const output = await client.send('BatchExecuteStatement', { Statements: statements }, { signal }) as
+      { Responses?: StatementAnswer[] }
+    return output.Responses ?? []
+  },
+  refused: (error) => { warnPartiQLRefused(tableName, error) }
+})

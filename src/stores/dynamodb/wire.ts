@@ -1,4 +1,5 @@
 import { IdempotencyConfigError } from '../../errors.js'
+import type { StoreCallOptions } from '../store.js'
 
 /*
  * How the store talks to DynamoDB, whatever the client: one call, an operation of DynamoDB's JSON
@@ -195,3 +196,10 @@ const untilAborted = async <T>(signal: AbortSignal | undefined, request: Promise
     signal.removeEventListener('abort', stop as () => void)
   }
 }
+
+/**
+ * The SDK's options for a call the lifecycle may give up: an aborted request is closed, so a
+ * blackholed endpoint does not keep a socket of the client's pool for the rest of the process.
+ */
+export const abortable = (options: StoreCallOptions | undefined): { abortSignal?: AbortSignal } =>
+  options?.signal === undefined ? {} : { abortSignal: options.signal }

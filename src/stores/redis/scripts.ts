@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 /**
  * The RedisStore's operations, each one Lua script, so that the check and the write are one
  * atomic step on the server (https://redis.io/docs/latest/develop/programmability/eval-intro/).
@@ -129,3 +130,14 @@ for i = 1, #KEYS do
 end
 return out
 `
+
+/** A script run by its SHA1 (`EVALSHA`), sent whole (`EVAL`) when the server does not know it. */
+export interface Script { source: string, sha: string }
+const script = (source: string): Script => ({ source, sha: createHash('sha1').update(source).digest('hex') })
+export const SCRIPTS = {
+  claim: script(CLAIM),
+  complete: script(COMPLETE),
+  fail: script(FAIL),
+  release: script(RELEASE),
+  many: script(MANY)
+}
