@@ -15,9 +15,9 @@ const examplesDir = fileURLToPath(new URL('../../examples/sam-app/src/', import.
 
 /** The source files that implement a feature the typical SQS handler does not use. */
 const FEATURES: Array<{ feature: string, files: RegExp }> = [
-  { feature: 'transact', files: /(^|\/)src\/(unit\/(commit|transact-queue)|stores\/dynamodb\/(transaction|marshal))\.ts$/ },
+  { feature: 'transact', files: /(^|\/)src\/stores\/dynamodb\/(transaction|marshal)\.ts$/ },
   { feature: 'streams and Kafka', files: /(^|\/)src\/sources\/(kinesis|dynamodb-streams|kafka)\.ts$/ },
-  { feature: 'whole event / HTTP', files: /(^|\/)src\/(middleware\/event-(hooks|family|only)|unit\/whole-event|http\/[^/]+)\.ts$/ },
+  { feature: 'whole event / HTTP', files: /(^|\/)src\/(middleware\/event-hooks|lifecycle\/whole-event|http\/[^/]+)\.ts$/ },
   { feature: 'MemoryStore', files: /(^|\/)src\/stores\/memory-store\.ts$/ }
 ]
 

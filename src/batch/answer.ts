@@ -4,8 +4,8 @@ import { isReported, kindOfRefusal, reportOutcome } from '../observe/log.js'
 import type { OutcomeKind } from '../types.js'
 import { identifierOf, type BatchSource } from '../sources/source.js'
 import type { LifecycleConfig } from '../lifecycle/config.js'
-import { settledOf, unitOf, type ClaimedRecord, type RecordState } from './record-state.js'
-import { attribute, namedFailed } from './attribute.js'
+import { resultOf, settledOf, unitOf, type ClaimedRecord, type RecordState } from './record-state.js'
+import { attribute, namedFailed } from './handover.js'
 
 /** What answering and reporting read of a batch (the `Batch` owns it; this module only reads). */
 interface BatchView {
@@ -39,7 +39,7 @@ const PENDING = Symbol('pending at the deadline')
 /**
  * Maps the handler's answer back onto the records it was given (docs/architecture.md: the batch
  * flow, answer), as results aligned with `run`. An array is aligned with `left`, the records as
- * the handler left them (attribute.ts); `{ batchItemFailures }` names records of `delivered`.
+ * the handler left them (handover.ts); `{ batchItemFailures }` names records of `delivered`.
  * An entry that is a promise (a handler that returned `event.Records.map(async ...)` without
  * `Promise.allSettled`) is awaited and settles its record as `Promise.allSettled` would have:
  * what the handler meant, and never a record acknowledged before its work has ended.
@@ -179,25 +179,5 @@ const kindOf = ({ fate }: RecordState, error: unknown): OutcomeKind => {
     case 'claimed':
       return fate.phase === 'settled' ? fate.settledAs : fate.phase === 'not-started' ? 'held-back' : 'timed-out'
     default: return kindOfRefusal(error)
-  }
-}
-
-/** What a record answers: its own settled result, its original's for a copy, its refusal, or its stored replay. */
-export const resultOf = (state: RecordState): PromiseSettledResult<unknown> => {
-  const { fate } = state
-  switch (fate.kind) {
-    case 'copy': return resultOf(fate.of)
-    case 'decided':
-      return fate.decision.kind === 'replay'
-        ? { status: 'fulfilled', value: fate.decision.response }
-        : rejected(fate.decision.error)
-    case 'unkeyed': return rejected(fate.error)
-    case 'claimed':
-      return fate.phase === 'settled'
-        ? fate.result
-        : rejected(new IdempotencyError(
-            `${state.id} was claimed but had not settled when the batch was answered (timed out)`,
-            { key: fate.unit.key }))
-    case 'keyed': return rejected(new IdempotencyError(`${state.id} was never claimed`))
   }
 }

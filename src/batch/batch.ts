@@ -8,7 +8,7 @@ import { answerBatch, reportBatch, type AnswerForm } from './answer.js'
 import {
   isClaimed, unitOf, type BatchStage, type ClaimedRecord, type Fate, type PreparedRecord, type RecordState, type Slot
 } from './record-state.js'
-import { Followers } from './follow.js'
+import { Followers } from './record-state.js'
 import { Bound, forEachBounded, heldBackError } from './schedule.js'
 import type { BatchLimits } from './limits.js'
 
@@ -151,7 +151,7 @@ export class Batch {
     const error = heldBackError(why, { key: unitOf(state)?.key, ...group })
     const fate = state.fate
     if (fate.kind === 'copy') {
-      // A copy following its original (see follow.ts) that its group never reached: it did not take
+      // A copy following its original (see Followers, record-state.ts) that its group never reached: it did not take
       // its original's result.
       this.#become(state, { kind: 'decided', unit: fate.unit, decision: { kind: 'rejected', error } })
       return rejected(error)

@@ -4,7 +4,7 @@ import {
 } from '../errors.js'
 import { admit, claim } from '../lifecycle/claim.js'
 import { compileSelector } from '../keys/selector.js'
-import { defaultNamespace } from '../keys/namespace.js'
+import { defaultNamespace } from '../keys/prepare.js'
 import type { LifecycleConfig } from '../lifecycle/config.js'
 import type { Unit } from '../keys/prepare.js'
 import type { Lease } from '../lifecycle/deadline.js'

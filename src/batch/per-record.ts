@@ -1,15 +1,15 @@
 import type { Context } from 'aws-lambda'
 import { IdempotencyConfigError } from '../errors.js'
 import { readableByLambda } from './answer.js'
-import { matchEach } from './attribute.js'
+import { matchEach } from './handover.js'
 import type { Batch } from './batch.js'
 import { isClaimed, settledOf, type ClaimedRecord, type RecordState } from './record-state.js'
-import { Followers } from './follow.js'
+import { Followers } from './record-state.js'
 import { defaultKeyOf } from './claim-batch.js'
 import { batchFor } from './handover.js'
 import { heldBackError, schedule } from './schedule.js'
 import { fulfilled, rejected } from '../lifecycle/outcome.js'
-import { queueTransact } from '../lifecycle/transact-queue.js'
+import { queueTransact } from '../lifecycle/completion.js'
 import { defaults } from '../defaults.js'
 import { refuseUnknownOptions } from '../unknown-options.js'
 import { sourceOf } from '../sources/index.js'
@@ -96,7 +96,7 @@ interface Run { context: Context, signal: AbortSignal, concurrency: number }
 
 /**
  * What `perRecord` schedules of a batch: a claimed record it runs, at its index among the records
- * it was given; a copy that follows its original (follow.ts); or a claimed record it was not given,
+ * it was given; a copy that follows its original (record-state.ts: Followers); or a claimed record it was not given,
  * which never runs (see `unmatched`).
  */
 type Item<TRecord> = (
@@ -128,7 +128,7 @@ const runBatch = async <TRecord>(
     batch.config.log.error({ message: error.message, error })
   })
   // The records to run, and, in their group's order, the copies of a record of another group
-  // that runs here: a copy waits for its original, and its group behind it (follow.ts).
+  // that runs here: a copy waits for its original, and its group behind it (record-state.ts: Followers).
   const items = batch.records.flatMap((state): Array<Item<TRecord>> => {
     const index = givenAt.get(state)
     const group = state.group === undefined ? {} : { group: state.group }

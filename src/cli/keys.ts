@@ -4,7 +4,7 @@ import { defaultEventKey } from '../http/request.js'
 import { prepareRecords } from '../batch/claim-batch.js'
 import { compileSelector } from '../keys/selector.js'
 import { prepareUnit, type Selection } from '../keys/prepare.js'
-import { defaultNamespace } from '../keys/namespace.js'
+import { defaultNamespace } from '../keys/prepare.js'
 import { sourceOf, sources } from '../sources/index.js'
 import { listOf } from '../sources/source.js'
 

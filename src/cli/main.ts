@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { IdempotencyError } from '../errors.js'
-import { namespaceProblem } from '../keys/namespace.js'
+import { namespaceProblem } from '../keys/prepare.js'
 import { IdempotencyConfigError } from '../errors.js'
 import { asFlags, UsageError } from './backend.js'
 import { awsSetupProblem } from './aws-setup.js'

@@ -3,14 +3,12 @@ import {
   IdempotencyFailedError, IdempotencyInProgressError, IdempotencyPayloadMismatchError, IdempotencyStoreError
 } from '../errors.js'
 import { asStoreError } from './stored-error.js'
-import { withinDeadline } from './deadline.js'
+import { withinDeadline, type Lease } from './deadline.js'
 import { isClaimable, type ClaimRecord, type IdempotencyRecord } from '../stores/store.js'
 import type { LifecycleConfig } from './config.js'
 import type { Unit } from '../keys/prepare.js'
 import { nthClaim, ownerToken } from './durable.js'
-import type { Lease } from './deadline.js'
-import type { ClaimDecision } from './outcome.js'
-import { parseResponse } from './stored-result.js'
+import { parseResponse, type ClaimDecision } from './outcome.js'
 
 /**
  * Claims one unit of work: one conditional write that either makes us the owner
@@ -149,5 +147,38 @@ export const judge = (config: LifecycleConfig, unit: Unit, existing: Idempotency
         error: new IdempotencyStoreError('read', `key ${unit.key} has an unknown status ${String(existing.status)}`,
           { key: unit.key })
       }
+  }
+}
+
+/**
+ * COMPLETED records this container has seen, newest last, so that a redelivery to a
+ * warm container costs no request. Safe because a COMPLETED record cannot be claimed
+ * by anyone before its expiry (docs/architecture.md: the record's life), and entries are dropped at that expiry.
+ * Shared by every invocation one middleware serves at once (Lambda Managed Instances): each method
+ * runs to its end without awaiting, and a record still in progress is never held, so no
+ * invocation can be answered from another's unfinished work.
+ */
+export class LocalCache {
+  readonly #entries = new Map<string, IdempotencyRecord>()
+  readonly #maxEntries: number
+
+  constructor (maxEntries: number) {
+    this.#maxEntries = maxEntries
+  }
+
+  get (key: string, nowMs: number): IdempotencyRecord | undefined {
+    const record = this.#entries.get(key)
+    if (record === undefined) return undefined
+    this.#entries.delete(key)
+    if (record.expiry < Math.floor(nowMs / 1000)) return undefined
+    this.#entries.set(key, record)
+    return record
+  }
+
+  remember (record: IdempotencyRecord): void {
+    if (record.status !== 'COMPLETED') return
+    this.#entries.delete(record.key)
+    this.#entries.set(record.key, record)
+    if (this.#entries.size > this.#maxEntries) this.#entries.delete(this.#entries.keys().next().value as string)
   }
 }

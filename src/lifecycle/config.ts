@@ -1,5 +1,5 @@
 import type { IdempotencyStore } from '../stores/store.js'
-import type { LocalCache } from './local-cache.js'
+import type { LocalCache } from './claim.js'
 import type { Log } from '../observe/log.js'
 import type { FailurePolicy, OutcomeReport } from '../types.js'
 

@@ -13,15 +13,20 @@ export const sources: Record<string, BatchSource> = {
   [kafka.eventSource]: kafka
 }
 
-/** The source of a batch event in `mode: 'auto'`: an empty `Records` is an SQS batch with nothing to do. */
+/**
+ * The source of a batch event in `mode: 'auto'`: by its records' `eventSource`, else by the event
+ * itself (Kafka's records carry none); an empty `Records` is an SQS batch with nothing to do.
+ */
 export const sourceOf = (event: unknown): BatchSource | undefined => {
+  const records = recordsOf(event)
+  if (records !== undefined && records.length > 0) {
+    const names = records.map((r) => (r as { eventSource?: unknown } | null)?.eventSource)
+    const byRecords = Object.values(sources).find((source) => names.includes(source.eventSource))
+    if (byRecords !== undefined) return byRecords
+  }
   const byEvent = Object.values(sources).find((source) => source.recognise?.(event) === true)
   if (byEvent !== undefined) return byEvent
-  const records = recordsOf(event)
-  if (records === undefined) return undefined
-  if (records.length === 0) return sqs
-  const names = records.map((r) => (r as { eventSource?: unknown } | null)?.eventSource)
-  return Object.values(sources).find((source) => names.includes(source.eventSource))
+  return records?.length === 0 ? sqs : undefined
 }
 
 /** The source a `mode` option names, if it names one. */

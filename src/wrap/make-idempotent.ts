@@ -1,5 +1,5 @@
 import { LAMBDA_MAX_TIMEOUT_SECONDS } from '../defaults.js'
-import { isDisabled } from '../disabled.js'
+import { isDisabled } from '../options.js'
 import { compileSelector, type Select } from '../keys/selector.js'
 import type { Selection } from '../keys/prepare.js'
 import { lifecycleConfig } from '../options.js'

@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals'
-import { parseResponse, serialiseResponse } from '../../../src/lifecycle/stored-result.js'
+import { parseResponse, serialiseResponse } from '../../../src/lifecycle/outcome.js'
 
 /** What a DynamoDB record keeps of a result (`DynamoDBStore.limits`); the limit is the store's to state. */
 const MAX_RESPONSE_BYTES = 398 * 1024

@@ -1,6 +1,6 @@
 import { describe, expect, test } from '@jest/globals'
 import type { MiddyRequest } from '../../../src/types.js'
-import { originalError, timedOut, watchErrors } from '../../../src/middleware/timeout.js'
+import { originalError, timedOut, watchErrors } from '../../../src/lifecycle/deadline.js'
 import { lambdaContext } from '../../support/sqs.js'
 
 /** A request as Middy makes it: `error` is a plain data property, `undefined` at first. */
