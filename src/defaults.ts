@@ -23,3 +23,14 @@ export const defaults = {
  * https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html
  */
 export const LAMBDA_MAX_TIMEOUT_SECONDS = 900
+
+/**
+ * How long a record kept FAILED because its work may have taken effect protects, at the least (a
+ * result no store can keep, an answer that cannot be read, a transact write refused as invalid):
+ * a year and a day. Lambda retries a stream's failed record until it leaves the stream, by default,
+ * and a Kinesis stream keeps records up to 365 days; a record that lapsed sooner would run its work
+ * again at the next retry. An operator releases it sooner (`middy-idempotency release`).
+ * https://docs.aws.amazon.com/lambda/latest/api/API_CreateEventSourceMapping.html (MaximumRetryAttempts),
+ * https://docs.aws.amazon.com/streams/latest/dev/kinesis-extended-retention.html
+ */
+export const KEPT_FAILED_SECONDS = 366 * 24 * 3600

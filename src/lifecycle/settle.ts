@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { KEPT_FAILED_SECONDS } from '../defaults.js'
 import { IdempotencyHeldBackError } from '../errors.js'
 import type { FailureDecision } from '../types.js'
 import { commitWithCompletion, complete, type Refused } from './completion.js'
@@ -84,7 +85,7 @@ const endFailed = async (
   const result = rejected(error)
   if (then !== 'on-failure') {
     const decision = then === 'keep-failed' ? 'fail' : 'delete'
-    await settleFailure(config, unit, hold, error, decision)
+    await settleFailure(config, unit, hold, error, decision, Math.max(config.expiresAfterSeconds, KEPT_FAILED_SECONDS))
     return { result, kind: 'failed', onFailure: decision }
   }
   const decision = await decide(config, unit, error)
@@ -107,9 +108,14 @@ const decide = async (config: LifecycleConfig, unit: Unit, error: unknown): Prom
   return 'delete'
 }
 
-/** Applies `decision` to the record, fenced by our token: whether the decision was carried out. */
+/**
+ * Applies `decision` to the record, fenced by our token: whether the decision was carried out. A
+ * FAILED record protects for `protectsSeconds`: the user's window, or longer when the work may have
+ * taken effect (KEPT_FAILED_SECONDS).
+ */
 const settleFailure = async (
-  config: LifecycleConfig, unit: Unit, hold: Hold, error: unknown, decision: FailureDecision
+  config: LifecycleConfig, unit: Unit, hold: Hold, error: unknown, decision: FailureDecision,
+  protectsSeconds = config.expiresAfterSeconds
 ): Promise<boolean> => {
   let { leaseToken } = hold
   if (hold.unclaimed === true) {
@@ -126,7 +132,7 @@ const settleFailure = async (
     // for work that failed; nothing else is written in their place.
     const held = decision === 'fail'
       ? await withinDeadline(config, 'fail', unit.key, async (bound) => await config.store.fail(unit.key, leaseToken, {
-          expiry: Math.floor(config.now() / 1000) + config.expiresAfterSeconds,
+          expiry: Math.floor(config.now() / 1000) + protectsSeconds,
           error: toStoredError(error)
         }, { ...bound, clockSkewMs: config.clockSkewMs }))
       : await withinDeadline(config, 'release', unit.key,

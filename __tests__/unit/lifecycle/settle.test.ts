@@ -102,6 +102,26 @@ describe('settleUnit: what becomes of a claimed unit once its work has ended', (
   })
 })
 
+describe('how long a FAILED record protects', () => {
+  const YEAR_SECONDS = 366 * 24 * 3600
+  it('kept FAILED because its work may have taken effect, it protects for a year, past expiresAfterSeconds', async () => {
+    // A stream retries a failed record until it leaves the stream (Kinesis keeps records up to a year): a
+    // record that lapsed after expiresAfterSeconds would run its work again at the next retry.
+    const unstorable = await claimed(new MemoryStore(), 'delete')
+    await unstorable.settle(fulfilled(10n))
+    expect(unstorable.record()).toMatchObject({ status: 'FAILED', expiry: NOW / 1000 + YEAR_SECONDS })
+    const unreadable = await claimed(new MemoryStore(), 'delete')
+    await unreadable.settle(rejected(new Error('unreadable answer')), { keepFailed: true })
+    expect(unreadable.record()).toMatchObject({ status: 'FAILED', expiry: NOW / 1000 + YEAR_SECONDS })
+  })
+
+  it("kept FAILED by onFailure: 'fail', it protects for expiresAfterSeconds, the window the user chose", async () => {
+    const kept = await claimed(new MemoryStore(), 'fail')
+    await kept.settle(rejected(new Error('declined')))
+    expect(kept.record()).toMatchObject({ status: 'FAILED', expiry: NOW / 1000 + 3600 })
+  })
+})
+
 describe('settleUnit with transact writes: the commit refused', () => {
   const refused = (reason: 'condition' | 'invalid' | 'temporary'): CommitResult =>
     ({ status: 'refused', entry: 0, code: 'ConditionalCheckFailed', message: 'the balance is too low', reason })
