@@ -5,7 +5,7 @@ import type { OutcomeKind } from '../types.js'
 import { identifierOf, type BatchSource } from '../sources/source.js'
 import type { LifecycleConfig } from '../lifecycle/config.js'
 import { resultOf, settledOf, unitOf, type ClaimedRecord, type RecordState } from './record-state.js'
-import { attribute, namedFailed } from './handover.js'
+import { attribute, namedFailed } from './attribute.js'
 
 /** What answering and reporting read of a batch (the `Batch` owns it; this module only reads). */
 interface BatchView {
@@ -39,7 +39,7 @@ const PENDING = Symbol('pending at the deadline')
 /**
  * Maps the handler's answer back onto the records it was given (docs/architecture.md: the batch
  * flow, answer), as results aligned with `run`. An array is aligned with `left`, the records as
- * the handler left them (handover.ts); `{ batchItemFailures }` names records of `delivered`.
+ * the handler left them (attribute.ts); `{ batchItemFailures }` names records of `delivered`.
  * An entry that is a promise (a handler that returned `event.Records.map(async ...)` without
  * `Promise.allSettled`) is awaited and settles its record as `Promise.allSettled` would have:
  * what the handler meant, and never a record acknowledged before its work has ended.

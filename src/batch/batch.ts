@@ -6,9 +6,9 @@ import { settleUnit, type SettleContext } from '../lifecycle/settle.js'
 import type { BatchSource } from '../sources/source.js'
 import { answerBatch, reportBatch, type AnswerForm } from './answer.js'
 import {
-  isClaimed, unitOf, type BatchStage, type ClaimedRecord, type Fate, type PreparedRecord, type RecordState, type Slot
+  Followers, isClaimed, unitOf,
+  type BatchStage, type ClaimedRecord, type Fate, type PreparedRecord, type RecordState, type Slot
 } from './record-state.js'
-import { Followers } from './record-state.js'
 import { Bound, forEachBounded, heldBackError } from './schedule.js'
 import type { BatchLimits } from './limits.js'
 

@@ -5,7 +5,7 @@ import {
 import { asStoreError } from './stored-error.js'
 import { withinDeadline, type Lease } from './deadline.js'
 import { isClaimable, type ClaimRecord, type IdempotencyRecord } from '../stores/store.js'
-import type { LifecycleConfig } from './config.js'
+import type { CompletedCache, LifecycleConfig } from './config.js'
 import type { Unit } from '../keys/prepare.js'
 import { nthClaim, ownerToken } from './durable.js'
 import { parseResponse, type ClaimDecision } from './outcome.js'
@@ -158,7 +158,7 @@ export const judge = (config: LifecycleConfig, unit: Unit, existing: Idempotency
  * runs to its end without awaiting, and a record still in progress is never held, so no
  * invocation can be answered from another's unfinished work.
  */
-export class LocalCache {
+export class LocalCache implements CompletedCache {
   readonly #entries = new Map<string, IdempotencyRecord>()
   readonly #maxEntries: number
 

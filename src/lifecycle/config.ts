@@ -1,5 +1,4 @@
-import type { IdempotencyStore } from '../stores/store.js'
-import type { LocalCache } from './claim.js'
+import type { IdempotencyRecord, IdempotencyStore } from '../stores/store.js'
 import type { Log } from '../observe/log.js'
 import type { FailurePolicy, OutcomeReport } from '../types.js'
 
@@ -12,7 +11,8 @@ export interface LifecycleConfig {
   log: Log
   now: () => number
   clockSkewMs: number
-  cache?: LocalCache
+  /** COMPLETED records this instance has seen (`LocalCache`, claim.ts), when `localCacheSize` is set. */
+  cache?: CompletedCache
   onOutcome?: (outcome: OutcomeReport) => void
   /** `effects: 'transact-only'`: batch records are not claimed before they run; their commit claims them. */
   transactOnly?: boolean
@@ -31,4 +31,10 @@ export interface LifecycleConfig {
 export interface StoreDeadline {
   /** Milliseconds the call starting now may wait. */
   budgetMs: () => number
+}
+
+/** What the lifecycle asks of the local cache: a COMPLETED record not yet expired at `nowMs`, and to remember one. */
+export interface CompletedCache {
+  get: (key: string, nowMs: number) => IdempotencyRecord | undefined
+  remember: (record: IdempotencyRecord) => void
 }

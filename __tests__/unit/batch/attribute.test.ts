@@ -1,6 +1,6 @@
 import { describe, expect, test } from '@jest/globals'
 import type { SQSRecord } from 'aws-lambda'
-import { matchEach } from '../../../src/batch/handover.js'
+import { matchEach } from '../../../src/batch/attribute.js'
 import type { ClaimedRecord } from '../../../src/batch/record-state.js'
 import { sqs } from '../../../src/sources/sqs.js'
 import { sqsRecord } from '../../support/sqs.js'
