@@ -4,7 +4,7 @@
  * `perRecord`), from `idempotency({ store })` to Lambda's answer; and the imports between them that carry a
  * call. It measures how many files a reader follows a record through (docs/architecture.md). `-v` lists them.
  */
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { Session } from 'node:inspector/promises'
 import path from 'node:path'
 import { fileURLToPath, URL } from 'node:url'
@@ -12,6 +12,10 @@ import middy from '@middy/core'
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure'
 
 const dist = fileURLToPath(new URL('../dist/', import.meta.url))
+if (!existsSync(path.join(dist, 'batch.js'))) {
+  console.error('record-path: no dist/batch.js: run `npm run build` first')
+  process.exit(1)
+}
 const { idempotency, perRecord } = await import(path.join(dist, 'batch.js'))
 const { MemoryStore } = await import(path.join(dist, 'index.js'))
 
@@ -42,7 +46,7 @@ for (const script of result) {
   const called = script.functions.filter((f) => f.ranges[0].startOffset !== 0 && f.ranges[0].count > 0)
   if (called.length > 0) ran.set(file, called.map((f) => f.functionName))
 }
-const edges = []
+const edges = new Set()
 for (const file of ran.keys()) {
   const text = readFileSync(path.join(dist, file), 'utf8')
   for (const [, names, from] of text.matchAll(/import\s*\{([^}]*)\}\s*from\s*'(\.[^']+)'/g)) {
@@ -52,7 +56,7 @@ for (const file of ran.keys()) {
     const used = names.split(',').map((n) => n.trim().split(/\s+as\s+/)[0]).filter((n) => n !== '')
     // A class counts when its constructor or members ran.
     if (used.some((n) => called.includes(n) || (/^[A-Z]/.test(n) && called.some((f) => f !== '' && f !== n)))) {
-      edges.push(`${file} -> ${target}`)
+      edges.add(`${file} -> ${target}`)
     }
   }
 }
@@ -62,4 +66,4 @@ if (process.argv.includes('-v')) {
   }
   for (const edge of edges) console.log(edge)
 }
-console.log(`files: ${ran.size}, imports that carry a call: ${edges.length}, answer: ${JSON.stringify(answer)}`)
+console.log(`files: ${ran.size}, imports that carry a call: ${edges.size}, answer: ${JSON.stringify(answer)}`)

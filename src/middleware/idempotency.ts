@@ -1,8 +1,7 @@
 import { IdempotencyConfigError } from '../errors.js'
 import { batchModeOf, untakenBatchOf } from '../sources/recognise.js'
 import type { IdempotencyOptions, IdempotencyRequest, MiddyRequest } from '../types.js'
-import { isDisabled } from '../options.js'
-import { setUp, type Setup } from '../options.js'
+import { isDisabled, setUp, type Setup } from '../options.js'
 
 /**
  * The Middy middleware object returned by `idempotency`.
