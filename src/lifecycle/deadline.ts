@@ -109,8 +109,8 @@ export const leaseFor = (context: unknown, now: () => number, invokedBy?: 'event
       nowMs, until: nowMs + durableExecutionMaxMs(invokedBy), owner, invocation: invocationOf(context as object)
     }
   }
-  const ms = remainingMs(context) ?? LAMBDA_MAX_TIMEOUT_MS
-  return { nowMs, until: nowMs + (Number.isFinite(ms) ? Math.max(0, ms) : LAMBDA_MAX_TIMEOUT_MS) }
+  // remainingMs is at most Lambda's longest timeout; below 0 the lease has lapsed already.
+  return { nowMs, until: nowMs + Math.max(0, remainingMs(context) ?? LAMBDA_MAX_TIMEOUT_MS) }
 }
 
 /**
@@ -122,8 +122,30 @@ export const deadlineWithin = (context: unknown, marginMs: number): boolean => {
   return ms !== undefined && ms <= marginMs
 }
 
-/** `getRemainingTimeInMillis()` of the Lambda context, or undefined without one. */
+/**
+ * `getRemainingTimeInMillis()` of the Lambda context, or undefined without one. Every reader of
+ * the clock (the lease, each store call's budget, the deadline judgement) reads it here, so each
+ * reads it alike:
+ * - above Lambda's longest timeout, 900 s, it is read as 900 s: no invocation runs longer
+ *   (https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html). A test harness's
+ *   `Infinity` or `Number.MAX_SAFE_INTEGER` would otherwise take a lease no one frees, and a
+ *   store budget over 2^31-1 ms, which `setTimeout` runs after 1 ms;
+ * - not a number (NaN, a string) it is read as no Lambda context, as a missing method is;
+ * - 0 or less stays a value: the deadline has come.
+ */
 export const remainingMs = (context: unknown): number | undefined => {
+  const ms = rawRemainingMs(context)
+  if (typeof ms !== 'number' || Number.isNaN(ms)) return undefined
+  return Math.min(ms, LAMBDA_MAX_TIMEOUT_MS)
+}
+
+/** Whether `context` is a Lambda context (or holds one): it can say its remaining time, whatever it answers. */
+export const isLambdaContext = (context: unknown): boolean =>
+  typeof (context as WithDeadline)?.getRemainingTimeInMillis === 'function' ||
+  typeof (context as { lambdaContext?: WithDeadline } | undefined)?.lambdaContext?.getRemainingTimeInMillis === 'function'
+
+/** What the context's `getRemainingTimeInMillis()` answers, as it answers it. */
+const rawRemainingMs = (context: unknown): unknown => {
   // Read three times per record (each store call's budget, the timeout judgement): no array, no closure.
   if (typeof (context as WithDeadline)?.getRemainingTimeInMillis === 'function') {
     return (context as Required<NonNullable<WithDeadline>>).getRemainingTimeInMillis()
@@ -133,7 +155,7 @@ export const remainingMs = (context: unknown): number | undefined => {
   return typeof inner?.getRemainingTimeInMillis === 'function' ? inner.getRemainingTimeInMillis() : undefined
 }
 
-type WithDeadline = { getRemainingTimeInMillis?: () => number } | undefined
+type WithDeadline = { getRemainingTimeInMillis?: () => unknown } | undefined
 
 /**
  * Middy's `timeoutEarlyInMillis` rejects with this error while the handler may still be
