@@ -5,6 +5,8 @@
  * developer reading the log (docs/architecture.md: whole events and HTTP).
  */
 
+import { timeText } from './error-text.js'
+
 /** The problem details of a refusal: `about:blank`, so the title is the status phrase (RFC 9457 §4.2.1). */
 const problem = (status: 400 | 409 | 422, detail: string): ProblemDetails =>
   ({
@@ -87,7 +89,7 @@ export class IdempotencyInProgressError extends IdempotencyError {
     // The stored key, which names the function, stays in `.key` (the log shows it as a field of its own).
     const until = leaseExpiresAt === undefined
       ? ''
-      : ` (its lease runs until ${new Date(leaseExpiresAt).toISOString()})`
+      : ` (its lease runs until ${timeText(leaseExpiresAt)})`
     super(`this request is being processed by another invocation${until}`, { key })
     this.name = 'IdempotencyInProgressError'
     this.leaseExpiresAt = leaseExpiresAt
