@@ -140,9 +140,11 @@ export const remainingMs = (context: unknown): number | undefined => {
 }
 
 /** Whether `context` is a Lambda context (or holds one): it can say its remaining time, whatever it answers. */
-export const isLambdaContext = (context: unknown): boolean =>
-  typeof (context as WithDeadline)?.getRemainingTimeInMillis === 'function' ||
-  typeof (context as { lambdaContext?: WithDeadline } | undefined)?.lambdaContext?.getRemainingTimeInMillis === 'function'
+export const isLambdaContext = (context: unknown): boolean => {
+  const inner = (context as { lambdaContext?: WithDeadline } | undefined)?.lambdaContext
+  return typeof (context as WithDeadline)?.getRemainingTimeInMillis === 'function' ||
+    typeof inner?.getRemainingTimeInMillis === 'function'
+}
 
 /** What the context's `getRemainingTimeInMillis()` answers, as it answers it. */
 const rawRemainingMs = (context: unknown): unknown => {
