@@ -57,7 +57,6 @@ export const errorText = (error: unknown): string => {
  * timeText(9e12 * 1000, 9e12) // '9000000000000' (an expiry in epoch seconds)
  * ```
  */
-export const timeText = (epochMs: number, stored: number = epochMs): string => {
-  const date = new Date(epochMs)
-  return Number.isNaN(date.getTime()) ? String(stored) : date.toISOString()
-}
+export const timeText = (epochMs: number, stored: number = epochMs): string =>
+  // `toJSON` is `toISOString`, or null for an invalid date (ECMA-262 §21.4.4.37), where the other throws.
+  (new Date(epochMs).toJSON() as string | null) ?? String(stored)

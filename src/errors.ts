@@ -5,8 +5,6 @@
  * developer reading the log (docs/architecture.md: whole events and HTTP).
  */
 
-import { timeText } from './error-text.js'
-
 /** The problem details of a refusal: `about:blank`, so the title is the status phrase (RFC 9457 §4.2.1). */
 const problem = (status: 400 | 409 | 422, detail: string): ProblemDetails =>
   ({
@@ -87,9 +85,11 @@ export class IdempotencyInProgressError extends IdempotencyError {
 
   constructor (key: string, leaseExpiresAt?: number) {
     // The stored key, which names the function, stays in `.key` (the log shows it as a field of its own).
+    // A lease end no date holds (another version's record) is said as its number: `toJSON` is null
+    // where `toISOString` throws (error-text.ts: timeText).
     const until = leaseExpiresAt === undefined
       ? ''
-      : ` (its lease runs until ${timeText(leaseExpiresAt)})`
+      : ` (its lease runs until ${(new Date(leaseExpiresAt).toJSON() as string | null) ?? leaseExpiresAt})`
     super(`this request is being processed by another invocation${until}`, { key })
     this.name = 'IdempotencyInProgressError'
     this.leaseExpiresAt = leaseExpiresAt

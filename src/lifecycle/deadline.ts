@@ -109,7 +109,6 @@ export const leaseFor = (context: unknown, now: () => number, invokedBy?: 'event
       nowMs, until: nowMs + durableExecutionMaxMs(invokedBy), owner, invocation: invocationOf(context as object)
     }
   }
-  // remainingMs is at most Lambda's longest timeout; below 0 the lease has lapsed already.
   return { nowMs, until: nowMs + Math.max(0, remainingMs(context) ?? LAMBDA_MAX_TIMEOUT_MS) }
 }
 
@@ -123,15 +122,10 @@ export const deadlineWithin = (context: unknown, marginMs: number): boolean => {
 }
 
 /**
- * `getRemainingTimeInMillis()` of the Lambda context, or undefined without one. Every reader of
- * the clock (the lease, each store call's budget, the deadline judgement) reads it here, so each
- * reads it alike:
- * - above Lambda's longest timeout, 900 s, it is read as 900 s: no invocation runs longer
- *   (https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html). A test harness's
- *   `Infinity` or `Number.MAX_SAFE_INTEGER` would otherwise take a lease no one frees, and a
- *   store budget over 2^31-1 ms, which `setTimeout` runs after 1 ms;
- * - not a number (NaN, a string) it is read as no Lambda context, as a missing method is;
- * - 0 or less stays a value: the deadline has come.
+ * `getRemainingTimeInMillis()` of the Lambda context, as every reader of the clock reads it: at
+ * most 900 s, the longest a Lambda runs (https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html;
+ * a harness's `Infinity` would take a lease no one frees, and a store budget over 2^31-1 ms that
+ * `setTimeout` runs after 1 ms); 0 or less stays a value; undefined without a context or for NaN.
  */
 export const remainingMs = (context: unknown): number | undefined => {
   const ms = rawRemainingMs(context)
@@ -139,14 +133,9 @@ export const remainingMs = (context: unknown): number | undefined => {
   return Math.min(ms, LAMBDA_MAX_TIMEOUT_MS)
 }
 
-/** Whether `context` is a Lambda context (or holds one): it can say its remaining time, whatever it answers. */
-export const isLambdaContext = (context: unknown): boolean => {
-  const inner = (context as { lambdaContext?: WithDeadline } | undefined)?.lambdaContext
-  return typeof (context as WithDeadline)?.getRemainingTimeInMillis === 'function' ||
-    typeof inner?.getRemainingTimeInMillis === 'function'
-}
+/** Whether `context` is a Lambda context (or holds one): it says a remaining time, whatever time (NaN too). */
+export const isLambdaContext = (context: unknown): boolean => rawRemainingMs(context) !== undefined
 
-/** What the context's `getRemainingTimeInMillis()` answers, as it answers it. */
 const rawRemainingMs = (context: unknown): unknown => {
   // Read three times per record (each store call's budget, the timeout judgement): no array, no closure.
   if (typeof (context as WithDeadline)?.getRemainingTimeInMillis === 'function') {
