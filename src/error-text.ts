@@ -43,3 +43,20 @@ export const errorText = (error: unknown): string => {
   const message = (error as { message?: unknown } | null | undefined)?.message
   return typeof message === 'string' && message !== '' ? `${errorName(error)}: ${message}` : errorMessage(error)
 }
+
+/**
+ * A stored time (`epochMs`, epoch milliseconds) as ISO text, or as the number stored (`stored`, when
+ * it was in other units) when no `Date` can hold it (beyond ±8.64e15 ms, not a number): a record
+ * another version or a bug wrote is still shown, not a `RangeError` thrown, since the operator
+ * reading it is the one who must repair it.
+ *
+ * @example
+ * ```ts
+ * timeText(Date.UTC(2026, 0, 1)) // '2026-01-01T00:00:00.000Z'
+ * timeText(Number.MAX_SAFE_INTEGER) // '9007199254740991'
+ * timeText(9e12 * 1000, 9e12) // '9000000000000' (an expiry in epoch seconds)
+ * ```
+ */
+export const timeText = (epochMs: number, stored: number = epochMs): string =>
+  // `toJSON` is `toISOString`, or null for an invalid date (ECMA-262 §21.4.4.37), where the other throws.
+  (new Date(epochMs).toJSON() as string | null) ?? String(stored)

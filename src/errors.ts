@@ -85,9 +85,11 @@ export class IdempotencyInProgressError extends IdempotencyError {
 
   constructor (key: string, leaseExpiresAt?: number) {
     // The stored key, which names the function, stays in `.key` (the log shows it as a field of its own).
+    // A lease end no date holds (another version's record) is said as its number: `toJSON` is null
+    // where `toISOString` throws (error-text.ts: timeText).
     const until = leaseExpiresAt === undefined
       ? ''
-      : ` (its lease runs until ${new Date(leaseExpiresAt).toISOString()})`
+      : ` (its lease runs until ${(new Date(leaseExpiresAt).toJSON() as string | null) ?? leaseExpiresAt})`
     super(`this request is being processed by another invocation${until}`, { key })
     this.name = 'IdempotencyInProgressError'
     this.leaseExpiresAt = leaseExpiresAt

@@ -109,8 +109,7 @@ export const leaseFor = (context: unknown, now: () => number, invokedBy?: 'event
       nowMs, until: nowMs + durableExecutionMaxMs(invokedBy), owner, invocation: invocationOf(context as object)
     }
   }
-  const ms = remainingMs(context) ?? LAMBDA_MAX_TIMEOUT_MS
-  return { nowMs, until: nowMs + (Number.isFinite(ms) ? Math.max(0, ms) : LAMBDA_MAX_TIMEOUT_MS) }
+  return { nowMs, until: nowMs + Math.max(0, remainingMs(context) ?? LAMBDA_MAX_TIMEOUT_MS) }
 }
 
 /**
@@ -122,8 +121,22 @@ export const deadlineWithin = (context: unknown, marginMs: number): boolean => {
   return ms !== undefined && ms <= marginMs
 }
 
-/** `getRemainingTimeInMillis()` of the Lambda context, or undefined without one. */
+/**
+ * `getRemainingTimeInMillis()` of the Lambda context, as every reader of the clock reads it: at
+ * most 900 s, the longest a Lambda runs (https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html;
+ * a harness's `Infinity` would take a lease no one frees, and a store budget over 2^31-1 ms that
+ * `setTimeout` runs after 1 ms); 0 or less stays a value; undefined without a context or for NaN.
+ */
 export const remainingMs = (context: unknown): number | undefined => {
+  const ms = rawRemainingMs(context)
+  if (typeof ms !== 'number' || Number.isNaN(ms)) return undefined
+  return Math.min(ms, LAMBDA_MAX_TIMEOUT_MS)
+}
+
+/** Whether `context` is a Lambda context (or holds one): it says a remaining time, whatever time (NaN too). */
+export const isLambdaContext = (context: unknown): boolean => rawRemainingMs(context) !== undefined
+
+const rawRemainingMs = (context: unknown): unknown => {
   // Read three times per record (each store call's budget, the timeout judgement): no array, no closure.
   if (typeof (context as WithDeadline)?.getRemainingTimeInMillis === 'function') {
     return (context as Required<NonNullable<WithDeadline>>).getRemainingTimeInMillis()
@@ -133,7 +146,7 @@ export const remainingMs = (context: unknown): number | undefined => {
   return typeof inner?.getRemainingTimeInMillis === 'function' ? inner.getRemainingTimeInMillis() : undefined
 }
 
-type WithDeadline = { getRemainingTimeInMillis?: () => number } | undefined
+type WithDeadline = { getRemainingTimeInMillis?: () => unknown } | undefined
 
 /**
  * Middy's `timeoutEarlyInMillis` rejects with this error while the handler may still be

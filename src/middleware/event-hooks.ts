@@ -12,7 +12,7 @@ import { base64PartsOf } from '../http/body.js'
 import { defaultEventKey, defaultEventPayload, isHttpEvent, runsUnprotected, type CallerOf } from '../http/request.js'
 import type { Selector } from '../keys/selector.js'
 import type { Setup } from '../options.js'
-import { isErrorResponse, markReplayed } from '../http/response.js'
+import { errorStatusOf, markReplayed } from '../http/response.js'
 import { problemOf, problemResponse, retryAfterSeconds } from '../http/problem.js'
 
 /**
@@ -138,8 +138,10 @@ const wholeEventHooks = (config: LifecycleConfig, selection: Selection, options:
     // Near the deadline an error status may be a custom `timeoutEarlyResponse` (a 408, a 504)
     // answering while the handler still runs: the lease is kept. A 5xx otherwise is a
     // failure, returned unchanged; a 4xx is the handler's answer, stored as such.
-    if (isErrorResponse(response) && (response.statusCode >= 500 || timedOut(request, options.timeoutMarginMs))) {
-      await settle(request, running, rejected(new HttpServerErrorResponse(response.statusCode, response)))
+    // A statusCode may be a string of an integer ('503'): API Gateway reads it as its number, and so do we.
+    const status = errorStatusOf(response)
+    if (status !== undefined && (status >= 500 || timedOut(request, options.timeoutMarginMs))) {
+      await settle(request, running, rejected(new HttpServerErrorResponse(status, response)))
       return
     }
     const settled = await settle(request, running, fulfilled(response))

@@ -3,16 +3,19 @@ import { compileSelector, type Select } from '../keys/selector.js'
 import type { Selection } from '../keys/prepare.js'
 import { isDisabled, lifecycleConfig } from '../options.js'
 import { durableExecutionOf } from '../lifecycle/durable.js'
-import { deadlineWithin, leaseFor, remainingMs, type Lease } from '../lifecycle/deadline.js'
+import { deadlineWithin, isLambdaContext, leaseFor, remainingMs, type Lease } from '../lifecycle/deadline.js'
 import { fulfilled, rejected } from '../lifecycle/outcome.js'
 import { wholeEventLifecycle } from '../lifecycle/whole-event.js'
 import { checkOptions, type MakeIdempotentOptions } from './options.js'
 
 export type { MakeIdempotentOptions }
 
-/** The Lambda context among the arguments (or a durable context holding one as `lambdaContext`), if any. */
+/**
+ * The Lambda context among the arguments (or a durable context holding one as `lambdaContext`), if any:
+ * found by its method, whatever time it answers, since it also scopes the key (its tenant).
+ */
 const lambdaContextOf = (args: readonly unknown[]): unknown =>
-  args.find((arg) => typeof arg === 'object' && arg !== null && remainingMs(arg) !== undefined)
+  args.find((arg) => typeof arg === 'object' && arg !== null && isLambdaContext(arg))
 
 /**
  * Makes any async function idempotent, outside Middy, with the middleware's lifecycle: the first

@@ -87,6 +87,19 @@ describe.each(entries)('idempotency from %s', (_entry, { idempotency }) => {
         expect(await run.handler(httpApiEvent({ key: 'k-3' }), lambdaContext())).toEqual(created)
         expect(run.calls).toHaveBeenCalledTimes(2)
       })
+
+      test('a statusCode given as a string (\'503\', as API Gateway\'s REST proxy takes it) is read as its number: the 5xx is not stored, the retry runs and its replay is marked', async () => {
+        // AWS's older Node.js blueprints answered statusCode as a string; API Gateway accepts one that is an integer.
+        const unavailable = { statusCode: '503', headers: { 'content-type': 'application/json' }, body: '{"error":"provider down"}' }
+        const charged = { ...created, statusCode: '201' }
+        let attempt = 0
+        const run = withErrors(async () => ++attempt === 1 ? unavailable : charged)
+        expect(await run.handler(httpApiEvent({ key: 'k-4' }), lambdaContext())).toEqual(unavailable)
+        expect(await run.items()).toEqual([])
+        expect(await run.handler(httpApiEvent({ key: 'k-4' }), lambdaContext())).toEqual(charged)
+        expect(await run.handler(httpApiEvent({ key: 'k-4' }), lambdaContext())).toEqual({ ...charged, headers: { ...charged.headers, 'Idempotent-Replayed': 'true' } })
+        expect(run.calls).toHaveBeenCalledTimes(2)
+      })
     })
 
     describe('http-json-body-parser', () => {

@@ -129,6 +129,14 @@ export const describeWholeEvent = (storeName: string, makeStore: () => Promise<S
       expect((await records()).map((r) => r.status)).toEqual(['COMPLETED'])
     })
 
+    test("a 5xx response whose statusCode is a string ('503') is a failure alike: onFailure is given its number", async () => {
+      const failures: unknown[] = []
+      const { handler, records } = await build(async () => ({ statusCode: '503', body: 'busy' }), { onFailure: (error) => { failures.push(error); return 'delete' } })
+      expect(await handler({ orderId: 'o-12' }, lambdaContext())).toEqual({ statusCode: '503', body: 'busy' })
+      expect(failures).toEqual([expect.objectContaining({ name: 'HttpServerErrorResponse', statusCode: 503, message: 'the handler answered HTTP 503', response: { statusCode: '503', body: 'busy' } })])
+      expect(await records()).toEqual([])
+    })
+
     test("a 5xx response with 'fail' is kept FAILED and replayed as IdempotencyFailedError, never as a stored 500", async () => {
       const { handler, records, calls } = await build(async () => ({ statusCode: 500, body: 'oops' }), { onFailure: 'fail' })
       expect(await handler({ orderId: 'o-10' }, lambdaContext())).toEqual({ statusCode: 500, body: 'oops' })

@@ -5,7 +5,7 @@ import type { SQSEvent } from 'aws-lambda'
 import { idempotency, IdempotencyStoreError, perRecord } from '../../../src/index.js'
 import type { ClaimRecord } from '../../../src/store.js'
 import type { LifecycleConfig } from '../../../src/lifecycle/config.js'
-import { storeDeadline, withDeadline, withinDeadline } from '../../../src/lifecycle/deadline.js'
+import { deadlineWithin, leaseFor, remainingMs, storeDeadline, withDeadline, withinDeadline } from '../../../src/lifecycle/deadline.js'
 import { createLog } from '../../../src/observe/log.js'
 import { MemoryStore } from '../../../src/stores/memory-store.js'
 import { deferred } from '../../support/deferred.js'
@@ -84,6 +84,55 @@ describe('withinDeadline', () => {
     quick.answer('answered')
     expect(await result).toBe('answered')
     expect(quick.signal()).toBeUndefined()
+  })
+})
+
+describe('a remaining time as a context may answer it', () => {
+  const NOW = 1_800_000_000_000
+  // Lambda's longest timeout: https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html
+  const MAX_MS = 900_000
+  const answering = (value: unknown) => ({ getRemainingTimeInMillis: () => value })
+
+  test.each([900_001, 2 ** 31, 3_000_000_000, Number.MAX_SAFE_INTEGER, Infinity])(
+    'a remaining time of %p, above Lambda\'s 900 s maximum, is read as 900 s by the lease, the store budget and the deadline', (value) => {
+      const context = answering(value)
+      expect(remainingMs(context)).toBe(MAX_MS)
+      expect(remainingMs({ lambdaContext: context })).toBe(MAX_MS)
+      expect(leaseFor(context, () => NOW)).toEqual({ nowMs: NOW, until: NOW + MAX_MS })
+      expect(storeDeadline(context, 1000)?.budgetMs()).toBe(MAX_MS - 1000)
+      expect(deadlineWithin(context, 1000)).toBe(false)
+    })
+
+  test('a store call under a remaining time above 2^31-1 ms is not given up at once (setTimeout would fire after 1 ms)', async () => {
+    jest.useFakeTimers()
+    const bounded = withDeadline(config, storeDeadline(answering(3_000_000_000), 1000))
+    const slow = pendingCall()
+    const result = withinDeadline(bounded, 'claim', 'orders#k5', slow.call)
+    await jest.advanceTimersByTimeAsync(60_000)
+    expect(slow.signal()?.aborted).toBe(false)
+    slow.answer('answered')
+    expect(await result).toBe('answered')
+    expect(jest.getTimerCount()).toBe(0)
+  })
+
+  test.each([NaN, '30000', undefined, null, {}])(
+    'a remaining time of %p, not a number, is read as no Lambda context: no store deadline, the longest lease', (value) => {
+      const context = answering(value)
+      expect(remainingMs(context)).toBeUndefined()
+      expect(remainingMs({ lambdaContext: context })).toBeUndefined()
+      expect(storeDeadline(context, 1000)).toBeUndefined()
+      expect(leaseFor(context, () => NOW)).toEqual({ nowMs: NOW, until: NOW + MAX_MS })
+      expect(deadlineWithin(context, 1000)).toBe(false)
+    })
+
+  test('a remaining time of 0 or less stays a value: a lapsed lease, no budget, the deadline reached', () => {
+    for (const value of [0, -5]) {
+      const context = answering(value)
+      expect(remainingMs(context)).toBe(value)
+      expect(leaseFor(context, () => NOW)).toEqual({ nowMs: NOW, until: NOW })
+      expect(storeDeadline(context, 1000)?.budgetMs()).toBe(0)
+      expect(deadlineWithin(context, 0)).toBe(true)
+    }
   })
 })
 

@@ -15,6 +15,12 @@ test('the in-progress error says until when, and keeps the key out of its (expos
   expect(error.key).toBe('ns#abc')
 })
 
+test('a stored lease end no date can hold (another version wrote it) is said as its number, not a RangeError', () => {
+  const error = new IdempotencyInProgressError('ns#abc', Number.MAX_SAFE_INTEGER)
+  expect(error.message).toBe('this request is being processed by another invocation (its lease runs until 9007199254740991)')
+  expect(error.leaseExpiresAt).toBe(Number.MAX_SAFE_INTEGER)
+})
+
 test('on Middy 5, which cannot respond early with undefined, a duplicate of an undefined result is reported loudly', async () => {
   const store = new MemoryStore()
   const logger = recordingLogger()

@@ -81,3 +81,24 @@ test('MIDDY_IDEMPOTENCY_DISABLED=true off Lambda runs every call, stores nothing
   expect(own.records()).toEqual([])
   expect(logger.lines).toEqual([1, 2].map(() => ({ level: 'warn', entry: { message: expect.stringMatching(/DISABLED by MIDDY_IDEMPOTENCY_DISABLED/) } })))
 })
+
+test('a Lambda context answering a remaining time above 900 s gives a lease of 900 s, Lambda\'s longest timeout', async () => {
+  const nowMs = 1_000_000
+  const own = new MemoryStore()
+  let seen: number | undefined
+  const fn = makeIdempotent(async (_e: { id: string }, _c: unknown) => { seen = own.records()[0]?.inProgressExpiry }, { store: own, key: 'id', logger: false, now: () => nowMs })
+  await fn({ id: 'a' }, lambdaContext(Number.MAX_SAFE_INTEGER))
+  expect(seen).toBe(nowMs + 900_000)
+})
+
+test('a Lambda context answering NaN is still the Lambda context: its tenant scopes the key, the lease is leaseSeconds', async () => {
+  const nowMs = 1_000_000
+  const own = new MemoryStore()
+  const fn = makeIdempotent(async (_e: { id: string }, _c: unknown) =>
+    own.records().filter((r) => r.status === 'IN_PROGRESS').map((r) => r.inProgressExpiry), { store: own, key: 'id', leaseSeconds: 5, logger: false, now: () => nowMs })
+  const tenant = (tenantId: string) => ({ ...lambdaContext(NaN), tenantId })
+  expect(await fn({ id: 'a' }, tenant('acme'))).toEqual([nowMs + 5_000])
+  // Another tenant's call with the same id is not the first's duplicate.
+  expect(await fn({ id: 'a' }, tenant('globex'))).toEqual([nowMs + 5_000])
+  expect(own.records().map((r) => r.status)).toEqual(['COMPLETED', 'COMPLETED'])
+})

@@ -1,5 +1,6 @@
 import { isClaimable, type IdempotencyRecord, type RecordStatus } from '../store.js'
 import { IdempotencyStoreError } from '../../errors.js'
+import { timeText } from '../../error-text.js'
 import type { RecordTable } from './table.js'
 import { keyProblem } from './ownership.js'
 
@@ -129,13 +130,14 @@ export const viewOf = (record: IdempotencyRecord, nowMs: number, previewChars = 
     key: record.key,
     status: record.status,
     expiry: record.expiry,
-    expiresAt: new Date(record.expiry * 1000).toISOString(),
+    // A time no Date holds (another version's record) is shown as its number: one record must not stop a list.
+    expiresAt: timeText(record.expiry * 1000, record.expiry),
     expired: record.expiry < Math.floor(nowMs / 1000),
     protecting: !isClaimable(record, nowMs)
   }
   if (record.status === 'IN_PROGRESS' && record.inProgressExpiry !== undefined) {
     view.inProgressExpiry = record.inProgressExpiry
-    view.leaseUntil = new Date(record.inProgressExpiry).toISOString()
+    view.leaseUntil = timeText(record.inProgressExpiry)
     view.leaseLive = record.inProgressExpiry >= nowMs
   }
   if (record.leaseToken !== undefined) view.leaseToken = record.leaseToken

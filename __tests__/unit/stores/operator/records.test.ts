@@ -1,6 +1,6 @@
-import { expect, test } from '@jest/globals'
+import { describe, expect, test } from '@jest/globals'
 import type { IdempotencyRecord } from '../../../../src/store.js'
-import { releaseFrom, viewOf } from '../../../../src/stores/operator/records.js'
+import { inspectFrom, listFrom, releaseFrom, viewOf } from '../../../../src/stores/operator/records.js'
 import type { ExpectedRecord, RecordTable } from '../../../../src/stores/operator/table.js'
 import { keyOf } from '../../../support/record-keys.js'
 
@@ -90,4 +90,32 @@ test('leaseToken: a record that is not the one shown (another token) is reported
   const { table, asked } = tableOf({ key: C, status: 'COMPLETED', expiry: NOW / 1000 + 60, leaseToken: 'newer' }, true)
   expect(await releaseFrom(table, C, { now: () => NOW, completed: true, leaseToken: 'shown' })).toMatchObject({ released: false, reason: 'changed' })
   expect(asked).toEqual([])
+})
+
+describe('a stored date no Date can hold (a record another version or a bug wrote)', () => {
+  // An expiry of 9e12 s and a lease end of 9e15 ms are past the last date JavaScript holds (8.64e15 ms).
+  const far: IdempotencyRecord = { key: L, status: 'IN_PROGRESS', expiry: 9_007_199_254_740, inProgressExpiry: Number.MAX_SAFE_INTEGER, leaseToken: 'tf' }
+  const odd: IdempotencyRecord = { key: F, status: 'FAILED', expiry: Number.NaN, leaseToken: 'tn', error: { name: 'E', message: 'm' } }
+
+  test('is shown as its raw number, beside the stored numbers', () => {
+    expect(viewOf(far, NOW)).toMatchObject({
+      expiry: 9_007_199_254_740, expiresAt: '9007199254740', expired: false,
+      inProgressExpiry: Number.MAX_SAFE_INTEGER, leaseUntil: '9007199254740991', leaseLive: true
+    })
+    expect(viewOf(odd, NOW).expiresAt).toBe('NaN')
+  })
+
+  test('does not stop list for the other records; inspect reads it, and a forced release removes it', async () => {
+    const table: RecordTable = {
+      where: 'test',
+      pages: async function* () { yield { records: [far, odd, failed], skipped: 0 } },
+      get: async () => far,
+      deleteIf: async () => true
+    }
+    expect((await listFrom(table, { now: () => NOW })).map((v) => [v.key, v.expiresAt])).toEqual([
+      [L, '9007199254740'], [F, 'NaN'], [F, new Date(failed.expiry * 1000).toISOString()]
+    ])
+    expect(await inspectFrom(table, L, { now: () => NOW })).toMatchObject({ leaseUntil: '9007199254740991' })
+    expect(await releaseFrom(table, L, { now: () => NOW, force: true })).toMatchObject({ released: true, record: { leaseUntil: '9007199254740991' } })
+  })
 })
