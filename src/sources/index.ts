@@ -19,14 +19,10 @@ export const sources: Record<string, BatchSource> = {
  */
 export const sourceOf = (event: unknown): BatchSource | undefined => {
   const records = recordsOf(event)
-  if (records !== undefined && records.length > 0) {
-    const names = records.map((r) => (r as { eventSource?: unknown } | null)?.eventSource)
-    const byRecords = Object.values(sources).find((source) => names.includes(source.eventSource))
-    if (byRecords !== undefined) return byRecords
-  }
-  const byEvent = Object.values(sources).find((source) => source.recognise?.(event) === true)
-  if (byEvent !== undefined) return byEvent
-  return records?.length === 0 ? sqs : undefined
+  const names = records?.map((r) => (r as { eventSource?: unknown } | null)?.eventSource) ?? []
+  return Object.values(sources).find((source) => names.includes(source.eventSource)) ??
+    Object.values(sources).find((source) => source.recognise?.(event) === true) ??
+    (records?.length === 0 ? sqs : undefined)
 }
 
 /** The source a `mode` option names, if it names one. */
