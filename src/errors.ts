@@ -203,7 +203,8 @@ export class IdempotencyKeyError extends IdempotencyError {
  */
 export class IdempotencyResponseError extends IdempotencyError {
   constructor (key: string, problem: string, cause?: unknown) {
-    super(`the response for key ${key} cannot be stored: ${problem}`, { key, cause })
+    // The stored key stays in `.key`: in the message it would push the problem out of a listing's column.
+    super(`the response cannot be stored: ${problem}`, { key, cause })
     this.name = 'IdempotencyResponseError'
   }
 }
