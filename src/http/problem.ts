@@ -1,5 +1,6 @@
 import {
-  IdempotencyInProgressError, IdempotencyKeyError, IdempotencyPayloadMismatchError, IdempotencyStoreError
+  IdempotencyFailedError, IdempotencyInProgressError, IdempotencyKeyError, IdempotencyPayloadMismatchError,
+  IdempotencyResponseError, IdempotencyStoreError
 } from '../errors.js'
 import type { ProblemDetails } from '../types.js'
 import { isLatticeEvent } from './lattice.js'
@@ -25,8 +26,23 @@ export const STORE_UNAVAILABLE: ProblemDetails = {
 }
 
 /**
+ * What a client is told when its key is kept FAILED, or its request's result could not be stored
+ * (`IdempotencyFailedError`, `IdempotencyResponseError`): the request is not run again with that
+ * key, and it may have taken effect. A bare 500 or 502 reads as "nothing happened, retry", which
+ * leads to a new key and runs the work again.
+ */
+export const NOT_RUN_AGAIN: ProblemDetails = {
+  type: 'about:blank',
+  title: 'Internal Server Error',
+  status: 500,
+  detail: 'This idempotency key does not run the request again: it failed, or its result could not be stored, ' +
+    'and it may have taken effect. Check what it did before you send it with a new key.'
+}
+
+/**
  * The client's words of a refusal an HTTP request gets (a 400 key error, a 409, a 422, a 503 when
- * the store cannot take its claim), or undefined for any other error, which the stack answers as
+ * the store cannot take its claim, a 500 for a key that failed before or a result that cannot be
+ * stored), or undefined for any other error, which the stack answers as
  * it answers any error.
  *
  * @example
@@ -38,6 +54,7 @@ export const STORE_UNAVAILABLE: ProblemDetails = {
 export const problemOf = (error: unknown): ProblemDetails | undefined => {
   if (error instanceof IdempotencyInProgressError || error instanceof IdempotencyPayloadMismatchError ||
     error instanceof IdempotencyKeyError) return error.problem
+  if (error instanceof IdempotencyFailedError || error instanceof IdempotencyResponseError) return NOT_RUN_AGAIN
   return error instanceof IdempotencyStoreError && error.operation === 'claim' ? STORE_UNAVAILABLE : undefined
 }
 

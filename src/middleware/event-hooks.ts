@@ -145,7 +145,8 @@ const wholeEventHooks = (config: LifecycleConfig, selection: Selection, options:
       return
     }
     const settled = await settle(request, running, fulfilled(response))
-    if (settled.status === 'rejected') throw settled.reason
+    // A result that cannot be stored (its work ran) is answered as a problem, as the refusals are.
+    if (settled.status === 'rejected') throw refusal(request, settled.reason)
   }
 
   const onError = async (request: MiddyRequest): Promise<void> => {

@@ -88,6 +88,19 @@ describe.each(entries)('idempotency from %s', (_entry, { idempotency }) => {
         expect(run.calls).toHaveBeenCalledTimes(2)
       })
 
+      test('a response that cannot be stored: the client and its retry are told, as 500 problem details, that the key does not run the request again; the handler ran once', async () => {
+        // 450 KB of JSON: more than a DynamoDB item keeps. The work ran; only its replay cannot be kept.
+        const large = { statusCode: 201, headers: { 'content-type': 'application/json' }, body: 'x'.repeat(450_000) }
+        const run = withErrors(async () => large)
+        const first = await run.handler(httpApiEvent({ key: 'k-large' }), lambdaContext()) as { statusCode: number, headers: Record<string, string>, body: string }
+        expect(first).toMatchObject({ statusCode: 500, headers: { 'Content-Type': 'application/problem+json' } })
+        expect(JSON.parse(first.body)).toMatchObject({ status: 500, detail: expect.stringContaining('does not run the request again') })
+        const retry = await run.handler(httpApiEvent({ key: 'k-large' }), lambdaContext()) as typeof first
+        expect(retry).toMatchObject({ statusCode: 500, headers: { 'Content-Type': 'application/problem+json' } })
+        expect(JSON.parse(retry.body)).toMatchObject({ status: 500, detail: expect.stringContaining('does not run the request again') })
+        expect(run.calls).toHaveBeenCalledTimes(1)
+      })
+
       test('a statusCode given as a string (\'503\', as API Gateway\'s REST proxy takes it) is read as its number: the 5xx is not stored, the retry runs and its replay is marked', async () => {
         // AWS's older Node.js blueprints answered statusCode as a string; API Gateway accepts one that is an integer.
         const unavailable = { statusCode: '503', headers: { 'content-type': 'application/json' }, body: '{"error":"provider down"}' }
