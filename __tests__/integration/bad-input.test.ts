@@ -280,13 +280,22 @@ describe.each(middyVersions)('bad input, %s', (_, middy) => {
       expect(ran).toEqual([])
     })
 
-    test("an event that is not SQS, in mode 'sqs', behind sqsPartialBatchFailure runs nothing, writes nothing, and is logged as an error", async () => {
-      // That middleware's onError turns an event without Records into an empty batchItemFailures, so the log is what is left.
+    test("an event that is not SQS, in mode 'sqs', behind sqsPartialBatchFailure runs nothing, writes nothing, and is logged and thrown", async () => {
+      // That middleware's onError would turn an event without Records into an empty batchItemFailures: acknowledged unrun.
       const run = consumer({ mode: 'sqs' })
-      await run.handler(eventBridge, lambdaContext())
+      await expect(run.handler(eventBridge, lambdaContext())).rejects.toThrow(/mode 'sqs' expects an SQS event/)
       expect(run.ran).toEqual([])
       expect(await run.items()).toEqual([])
       expect(run.logged).toContainEqual(expect.objectContaining({ error: { name: 'IdempotencyConfigError', message: expect.stringMatching(/mode 'sqs' expects an SQS event/) } }))
+    })
+
+    test("another source's batch in mode 'sqs' behind sqsPartialBatchFailure is not acknowledged: Lambda gets the error, so its records come back", async () => {
+      const { kinesisEvent, kinesisRecord } = await import('../support/streams.js')
+      const run = consumer({ mode: 'sqs' })
+      const answer = run.handler(kinesisEvent([kinesisRecord({ n: 1 }), kinesisRecord({ n: 2 })]) as unknown as SQSEvent, lambdaContext())
+      await expect(answer).rejects.toThrow(/mode 'sqs' expects an SQS event .*, not a Kinesis event/)
+      expect(run.ran).toEqual([])
+      expect(await run.items()).toEqual([])
     })
 
     test('an empty Records answers with no failures, without calling the handler or writing anything', async () => {

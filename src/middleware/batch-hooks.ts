@@ -60,6 +60,8 @@ const sourceHooks = (
   forced: boolean
 ): Hooks => {
   const batches = new WeakMap<MiddyRequest, Batch>()
+  /** Events `before` refused before claiming anything: `onError` throws the refusal on (see there). */
+  const refused = new WeakMap<MiddyRequest, IdempotencyConfigError>()
 
   const before = async (request: MiddyRequest): Promise<unknown> => {
     const event = request.event as object
@@ -72,9 +74,8 @@ const sourceHooks = (
         : `its ${fieldOf(source)}`
       const error = new IdempotencyConfigError(`idempotency: mode '${source.mode}' expects ${source.eventName} ` +
         `(${expected})${other === undefined || other === source ? '' : `, not ${other.eventName}`}`)
-      // Logged as well as thrown: @middy/sqs-partial-batch-failure's onError turns an event
-      // without Records into an empty batchItemFailures, which would hide it.
       config.log.error({ message: error.message, error })
+      refused.set(request, error)
       throw error
     }
     watchErrors(request)
@@ -163,6 +164,10 @@ const sourceHooks = (
   }
 
   const onError = async (request: MiddyRequest): Promise<void> => {
+    // Thrown on, so that no outer onError answers it: @middy/sqs-partial-batch-failure's would turn an
+    // event without Records into an empty batchItemFailures, and Lambda would drop the batch unrun.
+    const refusal = refused.get(request)
+    if (refusal !== undefined) throw refusal
     const batch = batches.get(request)
     if (batch === undefined) return
     handler.learn(batch)
