@@ -298,6 +298,16 @@ describe.each(middyVersions)('bad input, %s', (_, middy) => {
       expect(await run.items()).toEqual([])
     })
 
+    test("an SNS notification in mode 'sqs' behind sqsPartialBatchFailure (the topic subscribed directly) is refused to Lambda, logged, not answered", async () => {
+      // https://docs.aws.amazon.com/lambda/latest/dg/with-sns.html: Records of EventSource 'aws:sns', invoked asynchronously.
+      const sns = { Records: [{ EventSource: 'aws:sns', EventVersion: '1.0', EventSubscriptionArn: 'arn:aws:sns:us-east-1:123456789012:payments:1', Sns: { Type: 'Notification', MessageId: 'm-1', TopicArn: 'arn:aws:sns:us-east-1:123456789012:payments', Message: '{"paymentId":"p-1"}', Timestamp: '2026-11-27T00:00:00.000Z' } }] }
+      const run = consumer({ mode: 'sqs' })
+      await expect(run.handler(sns as unknown as SQSEvent, lambdaContext())).rejects.toThrow(IdempotencyConfigError)
+      expect(run.ran).toEqual([])
+      expect(await run.items()).toEqual([])
+      expect(run.logged).toContainEqual(expect.objectContaining({ error: expect.objectContaining({ name: 'IdempotencyConfigError' }) }))
+    })
+
     test('an empty Records answers with no failures, without calling the handler or writing anything', async () => {
       const run = consumer({ mode: 'sqs' })
       expect(await run.invoke([])).toEqual({ batchItemFailures: [] })

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
 import { CreateTableCommand, DeleteTableCommand, GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb'
-import type { SQSEvent, SQSRecord } from 'aws-lambda'
+import type { APIGatewayProxyEventV2, SQSEvent, SQSRecord } from 'aws-lambda'
 import {
   idempotency, IdempotencyConfigError, IdempotencyLeaseLostError, IdempotencyTransactError, MemoryStore, perRecord,
   type IdempotencyContext, type IdempotencyOptions, type IdempotencyStore, type RecordTools
@@ -342,5 +342,35 @@ describe('transact: a commit refused for certain, for a reason no retry passes',
     const failed = (await table.items()).filter((i) => i.status === 'FAILED' && JSON.stringify(i.error).includes(name))
     expect(failed).toHaveLength(1)
     client.destroy()
+  })
+})
+
+describe('transact over HTTP: a commit refused for certain', () => {
+  test('the client is answered as its retries are, a 500 saying the key does not run the request again; the charge runs once', async () => {
+    const { httpApiEvent } = await import('../support/http.js')
+    const { default: httpErrorHandler } = await import('@middy/http-error-handler')
+    const charges: string[] = []
+    const handler = middy7<APIGatewayProxyEventV2>()
+      .use(idempotency({
+        store: new DynamoDBStore({ tableName: table.tableName, client: table.client, transactions }),
+        namespace: `transact-http-${uid()}`,
+        logger: false
+      }))
+      .use(httpErrorHandler({ logger: false }))
+      .handler(async (_event, context) => {
+        charges.push('charged')
+        const { transact } = (context as unknown as { idempotency: IdempotencyContext }).idempotency
+        transact({ Put: { TableName: `ledgr-${uid()}`, Item: { orderId: 'o-1' } } })
+        return { statusCode: 201, body: '{"orderId":"o-1"}' }
+      })
+    const answers: Array<{ statusCode: number, body: string }> = []
+    for (let i = 0; i < 2; i++) {
+      answers.push(await handler(httpApiEvent({ key: 'k-transact' }), lambdaContext()) as { statusCode: number, body: string })
+    }
+    for (const answer of answers) {
+      expect(answer.statusCode).toBe(500)
+      expect(JSON.parse(answer.body)).toMatchObject({ status: 500, detail: expect.stringContaining('does not run the request again') })
+    }
+    expect(charges).toEqual(['charged'])
   })
 })

@@ -1,6 +1,6 @@
 import {
   IdempotencyFailedError, IdempotencyInProgressError, IdempotencyKeyError, IdempotencyPayloadMismatchError,
-  IdempotencyResponseError, IdempotencyStoreError
+  IdempotencyStoreError
 } from '../errors.js'
 import type { ProblemDetails } from '../types.js'
 import { isLatticeEvent } from './lattice.js'
@@ -26,9 +26,9 @@ export const STORE_UNAVAILABLE: ProblemDetails = {
 }
 
 /**
- * What a client is told when its key is kept FAILED, or its request's result could not be stored
- * (`IdempotencyFailedError`, `IdempotencyResponseError`): the request is not run again with that
- * key, and it may have taken effect. A bare 500 or 502 reads as "nothing happened, retry", which
+ * What a client is told when its key is kept FAILED (`IdempotencyFailedError`), and when its own
+ * request ended so (a result that cannot be stored, a transact write refused): the request is not
+ * run again with that key, and it may have taken effect. A bare 500 or 502 reads as "nothing happened, retry", which
  * leads to a new key and runs the work again.
  */
 export const NOT_RUN_AGAIN: ProblemDetails = {
@@ -41,9 +41,8 @@ export const NOT_RUN_AGAIN: ProblemDetails = {
 
 /**
  * The client's words of a refusal an HTTP request gets (a 400 key error, a 409, a 422, a 503 when
- * the store cannot take its claim, a 500 for a key that failed before or a result that cannot be
- * stored), or undefined for any other error, which the stack answers as
- * it answers any error.
+ * the store cannot take its claim, a 500 for a key that failed before), or undefined for any other
+ * error, which the stack answers as it answers any error.
  *
  * @example
  * ```ts
@@ -54,7 +53,7 @@ export const NOT_RUN_AGAIN: ProblemDetails = {
 export const problemOf = (error: unknown): ProblemDetails | undefined => {
   if (error instanceof IdempotencyInProgressError || error instanceof IdempotencyPayloadMismatchError ||
     error instanceof IdempotencyKeyError) return error.problem
-  if (error instanceof IdempotencyFailedError || error instanceof IdempotencyResponseError) return NOT_RUN_AGAIN
+  if (error instanceof IdempotencyFailedError) return NOT_RUN_AGAIN
   return error instanceof IdempotencyStoreError && error.operation === 'claim' ? STORE_UNAVAILABLE : undefined
 }
 

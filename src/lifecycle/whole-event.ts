@@ -4,6 +4,7 @@ import { claim } from './claim.js'
 import type { LifecycleConfig } from './config.js'
 import { storeDeadline, withDeadline } from './deadline.js'
 import type { Lease } from './deadline.js'
+import type { Settlement } from './outcome.js'
 import { settleUnit } from './settle.js'
 
 /**
@@ -49,10 +50,11 @@ export interface WholeEventLifecycle {
    * Settles the event once its work has ended (the one settlement path, `settleUnit`), then
    * reports what became of it. `timedOut` is asked only of a failure: whether it came at the
    * invocation's deadline, when a request of the work may be out and the lease must be kept.
-   * Answers the result the caller gives back (a fulfilled work whose completion failed is a
-   * rejection). Called once per event: the caller checks `settled` first.
+   * Answers what became of it: `result`, what the caller gives back (a fulfilled work whose
+   * completion failed is a rejection), and `onFailure: 'fail'` when the record is kept FAILED.
+   * Called once per event: the caller checks `settled` first.
    */
-  settle: (event: RunningEvent, result: Settled, timedOut: () => boolean) => Promise<Settled>
+  settle: (event: RunningEvent, result: Settled, timedOut: () => boolean) => Promise<Settlement>
 }
 
 /**
@@ -98,6 +100,6 @@ export const wholeEventLifecycle = (
       ...(settled.onFailure === undefined ? {} : { onFailure: settled.onFailure }),
       ...(settled.result.status === 'rejected' ? { error: settled.result.reason } : {})
     })
-    return settled.result
+    return settled
   }
 })

@@ -11,6 +11,7 @@ import { Batch } from '../batch/batch.js'
 import type { BatchLimits } from '../batch/limits.js'
 import { closeOnAnswer, closeOnError, closeOnTimeout, closeOnUnreadableAnswer } from '../batch/close.js'
 import { claimBatch, prepareRecords } from '../batch/claim-batch.js'
+import type { PreparedRecord } from '../batch/record-state.js'
 import { handOver, takeBack } from '../batch/handover.js'
 import { sourceByMode, sourceOf } from '../sources/index.js'
 import { defaults } from '../defaults.js'
@@ -61,7 +62,13 @@ const sourceHooks = (
 ): Hooks => {
   const batches = new WeakMap<MiddyRequest, Batch>()
   /** Events `before` refused before claiming anything: `onError` throws the refusal on (see there). */
-  const refused = new WeakMap<MiddyRequest, IdempotencyConfigError>()
+  const refused = new WeakMap<MiddyRequest, unknown>()
+  /** A refusal of the whole event, logged (whatever answers it later) and noted for `onError`. */
+  const refusal = (request: MiddyRequest, error: unknown): unknown => {
+    config.log.error({ message: (error as Error).message, error })
+    refused.set(request, error)
+    return error
+  }
 
   const before = async (request: MiddyRequest): Promise<unknown> => {
     const event = request.event as object
@@ -72,11 +79,9 @@ const sourceHooks = (
       const expected = source.layout === undefined
         ? `a Records array of ${source.eventSource} records`
         : `its ${fieldOf(source)}`
-      const error = new IdempotencyConfigError(`idempotency: mode '${source.mode}' expects ${source.eventName} ` +
-        `(${expected})${other === undefined || other === source ? '' : `, not ${other.eventName}`}`)
-      config.log.error({ message: error.message, error })
-      refused.set(request, error)
-      throw error
+      const not = other === undefined || other === source ? '' : `, not ${other.eventName}`
+      throw refusal(request, new IdempotencyConfigError(
+        `idempotency: mode '${source.mode}' expects ${source.eventName} (${expected})${not}`))
     }
     watchErrors(request)
     // In a durable execution, every record it claimed runs again in each replay, finished or not
@@ -84,7 +89,13 @@ const sourceHooks = (
     const lease: Lease = { ...leaseFor(request.context, config.now, 'event-source-mapping'), rerunFinished: true }
     // This batch's store calls, bounded by its own deadline (docs/architecture.md: a store that hangs).
     const bounded = withDeadline(config, storeDeadline(request.context, limits.timeoutMarginMs))
-    const records = prepareRecords(source, selection, delivered, request.context, event)
+    let records: PreparedRecord[]
+    try {
+      records = prepareRecords(source, selection, delivered, request.context, event)
+    } catch (error) {
+      // A record with no identity (another service's Records in a forced mode, an SNS notification).
+      throw refusal(request, error)
+    }
     const batch: Batch = new Batch(source, bounded, limits, event, records, lease, request.context,
       () => { handler.learn(batch) })
     // Registered before claiming, so that onError can release whatever was claimed should anything

@@ -1,19 +1,18 @@
 import { HttpServerErrorResponse, IdempotencyInProgressError, IdempotencyStoreError } from '../errors.js'
 import type { LifecycleConfig } from '../lifecycle/config.js'
-import { leaseFor, type Lease } from '../lifecycle/deadline.js'
+import { leaseFor, originalError, timedOut, watchErrors, type Lease } from '../lifecycle/deadline.js'
 import type { Selection } from '../keys/prepare.js'
 import type { IdempotencyContext, MiddyRequest, ProblemDetails } from '../types.js'
-import { fulfilled, rejected } from '../lifecycle/outcome.js'
+import { fulfilled, rejected, type Settlement } from '../lifecycle/outcome.js'
 import { queueTransact } from '../lifecycle/completion.js'
 import { wholeEventLifecycle, type Admission, type RunningEvent } from '../lifecycle/whole-event.js'
-import { originalError, timedOut, watchErrors } from '../lifecycle/deadline.js'
 import type { Hooks } from './idempotency.js'
 import { base64PartsOf } from '../http/body.js'
 import { defaultEventKey, defaultEventPayload, isHttpEvent, runsUnprotected, type CallerOf } from '../http/request.js'
 import type { Selector } from '../keys/selector.js'
 import type { Setup } from '../options.js'
 import { errorStatusOf, markReplayed } from '../http/response.js'
-import { problemOf, problemResponse, retryAfterSeconds } from '../http/problem.js'
+import { NOT_RUN_AGAIN, problemOf, problemResponse, retryAfterSeconds } from '../http/problem.js'
 
 /**
  * Whole events (HTTP, EventBridge, direct invocations): one event, one unit of work, keyed by the
@@ -60,8 +59,8 @@ const wholeEventHooks = (config: LifecycleConfig, selection: Selection, options:
    * A refusal to throw, once the answer an HTTP client gets for it is noted; `lease`: the one this
    * request would hold.
    */
-  const refusal = (request: MiddyRequest, error: unknown, lease?: Lease): unknown => {
-    const problem = isHttpEvent(request.event) ? problemOf(error) : undefined
+  const refusal = (request: MiddyRequest, error: unknown, lease?: Lease, answer = problemOf(error)): unknown => {
+    const problem = isHttpEvent(request.event) ? answer : undefined
     if (problem !== undefined) refused.set(request, { problem, headers: retryAfterOf(error, lease) })
     return error
   }
@@ -120,7 +119,7 @@ const wholeEventHooks = (config: LifecycleConfig, selection: Selection, options:
 
   /** The lifecycle's one settlement; the clock or Middy's timeout says whether a failure came at the deadline. */
   const settle = async (request: MiddyRequest, running: RunningEvent,
-    result: PromiseSettledResult<unknown>): Promise<PromiseSettledResult<unknown>> =>
+    result: PromiseSettledResult<unknown>): Promise<Settlement> =>
     await lifecycle.settle(running, result, () => timedOut(request, options.timeoutMarginMs))
 
   const after = async (request: MiddyRequest): Promise<void> => {
@@ -144,9 +143,12 @@ const wholeEventHooks = (config: LifecycleConfig, selection: Selection, options:
       await settle(request, running, rejected(new HttpServerErrorResponse(status, response)))
       return
     }
-    const settled = await settle(request, running, fulfilled(response))
-    // A result that cannot be stored (its work ran) is answered as a problem, as the refusals are.
-    if (settled.status === 'rejected') throw refusal(request, settled.reason)
+    const { result, onFailure } = await settle(request, running, fulfilled(response))
+    if (result.status === 'rejected') {
+      // Kept FAILED after work that ran (a result that cannot be stored, a transact write refused):
+      // answered as its retries will be, not as "nothing happened, retry" under a new key.
+      throw onFailure === 'fail' ? refusal(request, result.reason, undefined, NOT_RUN_AGAIN) : result.reason
+    }
   }
 
   const onError = async (request: MiddyRequest): Promise<void> => {

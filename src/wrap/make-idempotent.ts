@@ -86,7 +86,7 @@ export const makeIdempotent = <TArgs extends unknown[], TResult>(
     } catch (error) {
       result = rejected(error)
     }
-    const settled = await lifecycle.settle(admission, result, () => deadlineWithin(context, timeoutMarginMs))
+    const settled = (await lifecycle.settle(admission, result, () => deadlineWithin(context, timeoutMarginMs))).result
     if (settled.status === 'rejected') throw settled.reason
     return settled.value as Awaited<TResult>
   }
