@@ -1,12 +1,7 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from '@jest/globals'
+import { afterEach, beforeEach, describe, expect, test } from '@jest/globals'
 import { randomUUID } from 'node:crypto'
-import { createClient } from 'redis'
-import { run } from '../../../src/cli/main.js'
-import type { IdempotencyStore } from '../../../src/index.js'
-import { RedisStore } from '../../../src/redis.js'
-import { endpoint, freshTable } from '../../support/dynamodb.js'
+import { dynamodbTarget, redisTarget, runCli, useLocalAwsEnvironment, type CliTarget } from '../../support/cli.js'
 import { keyOf } from '../../support/record-keys.js'
-import { redisUrl, uniquePrefix } from '../../support/redis.js'
 
 /**
  * `release KEY --completed`: the one way to remove a COMPLETED record, so that its work runs
@@ -14,42 +9,15 @@ import { redisUrl, uniquePrefix } from '../../support/redis.js'
  * the COMPLETED record that was shown, never one that replaced it meanwhile.
  */
 
-interface Answered { code: number, out: string, err: string, asked: string[] }
-
-/** The CLI in this process; `answer` plays a person at a terminal (undefined: not a terminal). */
-const cli = async (argv: string[], answer?: (question: string) => Promise<boolean>): Promise<Answered> => {
-  let out = ''
-  let err = ''
-  const asked: string[] = []
-  const code = await run(argv, {
-    out: (text) => { out += `${text}\n` },
-    err: (text) => { err += `${text}\n` },
-    ...(answer === undefined ? {} : { confirm: async (question: string) => { asked.push(question); return await answer(question) } })
-  })
-  return { code, out, err, asked }
-}
+const cli = runCli
+useLocalAwsEnvironment()
+const dynamodb = dynamodbTarget
+const redis = async (): Promise<CliTarget> => await redisTarget('cli-completed')
 
 const HOUR = 3600
-const savedEnv = { ...process.env }
-beforeAll(() => {
-  Object.assign(process.env, { AWS_ENDPOINT_URL_DYNAMODB: endpoint(), AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' })
-})
-afterAll(() => { process.env = { ...savedEnv } })
-
-interface Target { flags: string[], store: IdempotencyStore, close: () => Promise<void> }
-
-const dynamodb = async (): Promise<Target> => {
-  const table = await freshTable()
-  return { flags: ['--table', table.tableName], store: table.store, close: table.drop }
-}
-const redis = async (): Promise<Target> => {
-  const client = await createClient({ url: redisUrl() }).connect()
-  const keyPrefix = uniquePrefix('cli-completed')
-  return { flags: ['--redis', redisUrl(), '--prefix', keyPrefix], store: new RedisStore({ client, keyPrefix }), close: async () => { await client.close() } }
-}
 
 describe.each([['DynamoDB (--table)', dynamodb], ['Redis (--redis)', redis]])('release --completed on %s', (_name, make) => {
-  let target: Target
+  let target: CliTarget
   beforeEach(async () => { target = await make() })
   afterEach(async () => { await target.close() })
 

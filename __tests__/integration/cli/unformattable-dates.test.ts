@@ -1,12 +1,7 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from '@jest/globals'
+import { afterEach, beforeEach, describe, expect, test } from '@jest/globals'
 import { randomUUID } from 'node:crypto'
-import { createClient } from 'redis'
-import { run } from '../../../src/cli/main.js'
-import type { IdempotencyStore } from '../../../src/index.js'
-import { RedisStore } from '../../../src/redis.js'
-import { endpoint, freshTable } from '../../support/dynamodb.js'
+import { dynamodbTarget, redisTarget, runCli, useLocalAwsEnvironment, type CliRun, type CliTarget } from '../../support/cli.js'
 import { keyOf } from '../../support/record-keys.js'
-import { redisUrl, uniquePrefix } from '../../support/redis.js'
 
 /**
  * A record whose times no Date can hold (an older version wrote a lease of Number.MAX_SAFE_INTEGER ms and an
@@ -14,37 +9,17 @@ import { redisUrl, uniquePrefix } from '../../support/redis.js'
  * list, inspect and release still work, on DynamoDB Local and on redis-server.
  */
 
-const cli = async (...argv: string[]): Promise<{ code: number, out: string, err: string }> => {
-  let out = ''
-  let err = ''
-  const code = await run(argv, { out: (text) => { out += `${text}\n` }, err: (text) => { err += `${text}\n` } })
-  return { code, out, err }
-}
-
-const savedEnv = { ...process.env }
-beforeAll(() => {
-  Object.assign(process.env, { AWS_ENDPOINT_URL_DYNAMODB: endpoint(), AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' })
-})
-afterAll(() => { process.env = { ...savedEnv } })
-
-interface Target { flags: string[], store: IdempotencyStore, close: () => Promise<void> }
-
-const dynamodb = async (): Promise<Target> => {
-  const table = await freshTable()
-  return { flags: ['--table', table.tableName], store: table.store, close: table.drop }
-}
-const redis = async (): Promise<Target> => {
-  const client = await createClient({ url: redisUrl() }).connect()
-  const keyPrefix = uniquePrefix('cli-dates')
-  return { flags: ['--redis', redisUrl(), '--prefix', keyPrefix], store: new RedisStore({ client, keyPrefix }), close: async () => { await client.close() } }
-}
+const cli = async (...argv: string[]): Promise<CliRun> => await runCli(argv)
+useLocalAwsEnvironment()
+const dynamodb = dynamodbTarget
+const redis = async (): Promise<CliTarget> => await redisTarget('cli-dates')
 
 // Past the last date JavaScript holds (8.64e15 ms).
 const FAR_EXPIRY_S = 9_007_199_254_740
 const FAR_LEASE_MS = Number.MAX_SAFE_INTEGER
 
 describe.each([['DynamoDB (--table)', dynamodb], ['Redis (--redis)', redis]])('a stored date no Date can hold, on %s', (_name, make) => {
-  let target: Target
+  let target: CliTarget
   beforeEach(async () => { target = await make() })
   afterEach(async () => { await target.close() })
 
