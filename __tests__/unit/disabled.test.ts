@@ -1,7 +1,7 @@
 import { afterEach, expect, test } from '@jest/globals'
 import middy from '@middy/core'
-import { idempotency, makeIdempotent, MemoryStore } from '../../../src/index.js'
-import { lambdaContext, recordingLogger } from '../../support/sqs.js'
+import { idempotency, makeIdempotent, MemoryStore } from '../../src/index.js'
+import { lambdaContext, recordingLogger } from '../support/sqs.js'
 
 const savedEnv = { ...process.env }
 afterEach(() => { process.env = { ...savedEnv } })

@@ -1,5 +1,5 @@
 import { describe, expect, test } from '@jest/globals'
-import { IdempotencyConfigError, idempotency, MemoryStore, perRecord } from '../../../src/index.js'
+import { IdempotencyConfigError, idempotency, MemoryStore, perRecord } from '../../src/index.js'
 
 describe('options a JavaScript caller misspells are refused, not ignored', () => {
   test('an unknown option names itself and the option it most likely means', () => {
@@ -42,21 +42,21 @@ describe('a renamed option is refused with its new name, not taken for the old m
   })
 
   test('the batch-only and event-only entries say so too', async () => {
-    const batchOnly = await import('../../../src/batch.js')
-    const eventOnly = await import('../../../src/event.js')
+    const batchOnly = await import('../../src/batch.js')
+    const eventOnly = await import('../../src/event.js')
     expect(() => batchOnly.idempotency({ store: new MemoryStore(), concurrency: 10 } as never)).toThrow(renamed)
     expect(() => eventOnly.idempotency({ store: new MemoryStore(), concurrency: 10 } as never)).toThrow(renamed)
   })
 })
 
 test('DynamoDBStore refuses a misspelt option too', async () => {
-  const { DynamoDBStore } = await import('../../../src/dynamodb.js')
+  const { DynamoDBStore } = await import('../../src/dynamodb.js')
   expect(() => new DynamoDBStore({ tableName: 'T', tablename: 'U' } as never)).toThrow(new IdempotencyConfigError("DynamoDBStore: unknown option 'tablename' (did you mean 'tableName'?)"))
 })
 
 test('a misspelt required option is named as a slip, not as the required one missing: DynamoDBStore({ tablename }), RedisStore({ clinet })', async () => {
-  const { DynamoDBStore } = await import('../../../src/dynamodb.js')
-  const { RedisStore } = await import('../../../src/redis.js')
+  const { DynamoDBStore } = await import('../../src/dynamodb.js')
+  const { RedisStore } = await import('../../src/redis.js')
   expect(() => new DynamoDBStore({ tablename: 'IdempotencyStore' } as never)).toThrow(new IdempotencyConfigError("DynamoDBStore: unknown option 'tablename' (did you mean 'tableName'?)"))
   expect(() => new RedisStore({ clinet: { sendCommand: async () => null } } as never)).toThrow(new IdempotencyConfigError("RedisStore: unknown option 'clinet' (did you mean 'client'?)"))
 })
@@ -71,8 +71,8 @@ test('a malformed key or payload path is named once, with where it goes wrong', 
 })
 
 test("a store's own maxStoreRequests is the default, and the option still decides", async () => {
-  const { RedisStore } = await import('../../../src/redis.js')
-  const { resolveOptions } = await import('../../../src/options.js')
+  const { RedisStore } = await import('../../src/redis.js')
+  const { resolveOptions } = await import('../../src/options.js')
   const store = new RedisStore({ client: { sendCommand: async () => null } })
   expect(resolveOptions({ store }).maxStoreRequests).toBe(1000)
   expect(resolveOptions({ store, maxStoreRequests: 7 }).maxStoreRequests).toBe(7)
@@ -81,7 +81,7 @@ test("a store's own maxStoreRequests is the default, and the option still decide
 
 test("perRecord does not take a store's larger request bound as its own: with no option, at most 50 records run at once", async () => {
   const { default: middy } = await import('@middy/core')
-  const { sqsEvent, sqsRecord, lambdaContext } = await import('../../support/sqs.js')
+  const { sqsEvent, sqsRecord, lambdaContext } = await import('../support/sqs.js')
   const records = Array.from({ length: 120 }, (_, i) => sqsRecord({ n: i }))
   // A store that takes 1,000 requests at once (as RedisStore states), in memory.
   const limits = { maxResponseBytes: 1024 * 1024, maxReadKeys: 1000, maxStoreRequests: 1000 }
