@@ -1,3 +1,5 @@
+import { timeText } from './error-text.js'
+
 /*
  * Every error middy-idempotency raises, in one module: each is an `instanceof IdempotencyError`
  * with a stable `name`. The refusals of an HTTP request carry `statusCode` and `expose` for
@@ -85,11 +87,10 @@ export class IdempotencyInProgressError extends IdempotencyError {
 
   constructor (key: string, leaseExpiresAt?: number) {
     // The stored key, which names the function, stays in `.key` (the log shows it as a field of its own).
-    // A lease end no date holds (another version's record) is said as its number: `toJSON` is null
-    // where `toISOString` throws (error-text.ts: timeText).
+    // A lease end no date holds (another version's record) is said as its number.
     const until = leaseExpiresAt === undefined
       ? ''
-      : ` (its lease runs until ${(new Date(leaseExpiresAt).toJSON() as string | null) ?? leaseExpiresAt})`
+      : ` (its lease runs until ${timeText(leaseExpiresAt)})`
     super(`this request is being processed by another invocation${until}`, { key })
     this.name = 'IdempotencyInProgressError'
     this.leaseExpiresAt = leaseExpiresAt

@@ -39,9 +39,18 @@ export const freshTable = async (options: { sortKeyAttr?: string, keyAttr?: stri
       const out = await client.send(new ScanCommand({ TableName: tableName, ConsistentRead: true }))
       return (out.Items ?? []).map((item) => Object.fromEntries(Object.entries(item).map(([k, v]) => [k, v.S ?? (v.N === undefined ? v.M : Number(v.N))])))
     },
+    /** The statuses of the records under `namespace`, in the table's order. */
+    statusesOf: async (namespace: string): Promise<unknown[]> => {
+      const out = await client.send(new ScanCommand({ TableName: tableName, ConsistentRead: true }))
+      return (out.Items ?? []).filter((item) => item.idempotencyKey?.S?.startsWith(`${namespace}#`) === true)
+        .map((item) => item.status?.S)
+    },
     drop: async () => { await client.send(new DeleteTableCommand({ TableName: tableName })) }
   }
 }
+
+/** A namespace of one test's own, so that tests sharing a table never read each other's records. */
+export const freshNamespace = (name: string): string => `${name}-${Math.random().toString(36).slice(2, 10)}`
 
 /** One of the user's own tables (a partition key of type S), for `transact` writes: its name and how to drop it. */
 export const userTable = async (client: DynamoDBClient, what: string, keyAttr: string): Promise<{ tableName: string, drop: () => Promise<void> }> => {

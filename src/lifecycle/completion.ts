@@ -14,14 +14,14 @@ import { fulfilled, rejected, serialiseResponse, type Hold, type Settlement } fr
  * How a unit's result is stored: `complete` marks the record COMPLETED; `commitWithCompletion`
  * does so in one transaction with the work's `transact` writes. Neither writes a failure: a
  * result that cannot be stored comes back `Refused`, and settle.ts writes what that calls for,
- * so that every failure write of a unit is made in one place. The `transact` writes a unit's work
- * queues for that commit are checked where they are queued (`queueTransact`, at the end).
+ * so that every failure write of a unit is made in one place. `queueTransact` (at the end) checks
+ * each `transact` write where the work queues it.
  */
 
 /**
- * A result that could not be stored, none of its writes applied: `then` says what becomes of the
- * record. `keep-failed`: the work may have had effects, it is kept FAILED whatever `onFailure`
- * says; `on-failure`: the policy applies; `release`: a temporary refusal, released for a retry.
+ * A result that could not be stored, none of its writes applied; `then`: what becomes of the record.
+ * `keep-failed`: the work may have had effects, kept FAILED whatever `onFailure` says; `on-failure`:
+ * the policy applies; `release`: a temporary refusal, released for a retry.
  */
 export interface Refused { refused: Error, then: 'keep-failed' | 'on-failure' | 'release' }
 
@@ -67,10 +67,7 @@ const tooMuch = (
   return undefined
 }
 
-/**
- * About how many bytes `value` takes as a store item: UTF-8 text, binary as its bytes, numbers
- * as their digits, names of attributes, and a little per container and element.
- */
+/** About the bytes `value` takes as a store item: UTF-8 text, binary, digits, names, a little per element. */
 const sizeOf = (value: unknown): number => {
   if (typeof value === 'string') return Buffer.byteLength(value)
   if (typeof value === 'number' || typeof value === 'bigint') return String(value).length
@@ -83,9 +80,8 @@ const sizeOf = (value: unknown): number => {
 }
 
 /**
- * The handler succeeded: store its result as COMPLETED, fenced by our token.
- * The unit reports fulfilled with the result; a result that cannot be stored is refused (the
- * record then fails, never a silent success).
+ * The handler succeeded: store its result as COMPLETED, fenced by our token. A result that cannot
+ * be stored is refused (the record then fails, never a silent success).
  */
 export const complete = async (
   config: LifecycleConfig, unit: Unit, leaseToken: string, response: unknown
@@ -203,17 +199,15 @@ const remember = (config: LifecycleConfig, unit: Unit, outcome: { expiry: number
   config.cache?.remember({ key: unit.key, status: 'COMPLETED', ...outcome, ...hash })
 }
 
-// The first refusal of each queue: a function that catches what `transact` threw and returns
-// must not complete its unit without the writes it meant to commit (nor with only some of them).
+// The first refusal of each queue: work that catches what `transact` threw must not complete without its writes.
 const refusals = new WeakMap<readonly unknown[], Error>()
 
 /** The error a `transact` into `writes` was refused with, if one was: the unit fails with it. */
 export const transactRefusal = (writes: readonly unknown[]): Error | undefined => refusals.get(writes)
 
 /**
- * A `transact` that queues into `writes`, checking each entry where it is queued (by the
- * store's own rules and limits) so that the mistake is named at its line. `open()` is false
- * once the work has returned: later writes could not be part of its commit.
+ * A `transact` that queues into `writes`, checking each entry by the store's rules and limits so that
+ * the mistake is named at its line. `open()` is false once the work has returned.
  */
 export const queueTransact = (
   config: LifecycleConfig,

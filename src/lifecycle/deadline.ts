@@ -5,10 +5,7 @@ import { LAMBDA_MAX_TIMEOUT_SECONDS } from '../defaults.js'
 import { durableExecutionOf, durableExecutionMaxMs, invocationOf } from './durable.js'
 import type { MiddyRequest } from '../types.js'
 
-/*
- * Time, for every unit: the invocation's deadline and each store call's share of it, the lease a
- * claim takes, and Middy's early timeout, recognised whatever the rest of the stack made of it.
- */
+// Time, for every unit: the deadline and each store call's share of it, the lease, Middy's timeout.
 
 /**
  * The deadline of the invocation whose Lambda context is `context`, less `marginMs` (the
@@ -183,23 +180,18 @@ export const watchAbort = (
   return () => { signal.removeEventListener('abort', onAbort) }
 }
 
-/**
- * Recognising Middy's early timeout whatever the rest of the stack made of it.
- *
- * Middy runs `onError` hooks innermost first (https://middy.js.org/docs/intro/how-it-works), and
- * `@middy/http-error-handler` *replaces* `request.error` with a plain `{ statusCode: 500 }`
- * object before an outer middleware sees it; a custom `timeoutEarlyResponse` may throw any error
- * or return a response, in which case `after` runs instead of `onError`. So the error's identity
- * cannot be trusted: the first error assigned to the request is kept, and the clock decides too.
+/*
+ * Middy's early timeout, whatever the rest of the stack made of it. Middy runs `onError` hooks innermost
+ * first (https://middy.js.org/docs/intro/how-it-works), and `@middy/http-error-handler` *replaces*
+ * `request.error` with a plain `{ statusCode: 500 }` before an outer middleware sees it; a custom
+ * `timeoutEarlyResponse` may throw any error, or return a response (then `after` runs, not `onError`).
+ * So the first error assigned to the request is kept, and the clock decides too.
  */
-
 const firstErrors = new WeakMap<object, { error: unknown }>()
 
 /**
- * Called in `before`: turns `request.error` into an accessor that remembers the first error
- * assigned to it. Middy 5, 6 and 7 all set it with `request.error = e` (the error of the
- * handler or of a middleware), and later middlewares overwrite it the same way; reading it
- * still gives the latest value, so nobody else sees a difference.
+ * Called in `before`: turns `request.error` into an accessor that remembers the first error assigned
+ * to it (Middy 5, 6 and 7 all set it with `request.error = e`); reading it gives the latest value.
  *
  * @example
  * ```ts

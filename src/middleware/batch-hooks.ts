@@ -1,8 +1,9 @@
 import { IdempotencyConfigError } from '../errors.js'
 import type { LifecycleConfig } from '../lifecycle/config.js'
-import { leaseFor, remainingMs, storeDeadline, withDeadline, type Lease } from '../lifecycle/deadline.js'
+import {
+  leaseFor, originalError, remainingMs, storeDeadline, timedOut, watchErrors, withDeadline, type Lease
+} from '../lifecycle/deadline.js'
 import type { Selection } from '../keys/prepare.js'
-import { originalError, timedOut, watchErrors } from '../lifecycle/deadline.js'
 import { fieldOf, listOf, type BatchSource } from '../sources/source.js'
 import type { MiddyRequest } from '../types.js'
 import type { Hooks } from './idempotency.js'

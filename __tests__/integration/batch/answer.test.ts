@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
 import type { MSKEvent } from 'aws-lambda'
 import { idempotency } from '../../../src/index.js'
-import { freshTable } from '../../support/dynamodb.js'
+import { freshTable, freshNamespace } from '../../support/dynamodb.js'
 import { kafkaRecord, mskEvent } from '../../support/kafka.js'
 import { batchMiddyVersions } from '../../support/middy.js'
 import { lambdaContext, recordingLogger } from '../../support/sqs.js'
@@ -11,11 +11,10 @@ let table: Table
 beforeAll(async () => { table = await freshTable() })
 afterAll(async () => { await table.drop() })
 
-const statusesOf = async (namespace: string): Promise<unknown[]> =>
-  (await table.items()).filter((i) => String(i.idempotencyKey).startsWith(`${namespace}#`)).map((i) => i.status)
+const statusesOf = async (namespace: string): Promise<unknown[]> => await table.statusesOf(namespace)
 
 type Invoke = (event: unknown, context: unknown) => Promise<unknown>
-const fresh = (name: string): string => `${name}-${Math.random().toString(36).slice(2, 10)}`
+const fresh = freshNamespace
 
 describe.each(batchMiddyVersions)('reading a hand-written handler\'s answer on DynamoDB Local, %s', (_name, middy) => {
   test('a hand-written Kafka handler reports its own { partition, offset } in batchItemFailures: that record is not stored COMPLETED, and is reported failed', async () => {

@@ -6,7 +6,7 @@ import { idempotency, perRecord, type RecordTools } from '../../../src/index.js'
 import type { TransactItem } from '../../../src/store.js'
 import { DynamoDBStore, transactions } from '../../../src/dynamodb.js'
 import { deferred } from '../../support/deferred.js'
-import { freshTable, userTable } from '../../support/dynamodb.js'
+import { freshTable, userTable, freshNamespace } from '../../support/dynamodb.js'
 import { batchMiddyVersions, sqsPartialBatchFailure } from '../../support/middy.js'
 import { failedIds, lambdaContext, recordingLogger, redelivered, sqsEvent, sqsRecord } from '../../support/sqs.js'
 
@@ -15,11 +15,10 @@ let table: Table
 beforeAll(async () => { table = await freshTable() })
 afterAll(async () => { await table.drop() })
 
-const statusesOf = async (namespace: string): Promise<unknown[]> =>
-  (await table.items()).filter((i) => String(i.idempotencyKey).startsWith(`${namespace}#`)).map((i) => i.status)
+const statusesOf = async (namespace: string): Promise<unknown[]> => await table.statusesOf(namespace)
 
 type Invoke = (event: unknown, context: unknown) => Promise<unknown>
-const fresh = (name: string): string => `${name}-${Math.random().toString(36).slice(2, 10)}`
+const fresh = freshNamespace
 
 describe.each(batchMiddyVersions)('how a batch closes, %s', (_name, middy) => {
   test('Middy\'s early timeout fires well before timeoutMarginMs (1.5 s ahead, margin 1 s): a record whose work rejects on the abort keeps its lease, under onFailure \'fail\'', async () => {

@@ -10,8 +10,7 @@ let table: Table
 beforeAll(async () => { table = await freshTable() })
 afterAll(async () => { await table.drop() })
 
-const statusesOf = async (namespace: string): Promise<unknown[]> =>
-  (await table.items()).filter((i) => String(i.idempotencyKey).startsWith(`${namespace}#`)).map((i) => i.status)
+const statusesOf = async (namespace: string): Promise<unknown[]> => await table.statusesOf(namespace)
 
 /** A middleware like @middy/ssm whose fetch fails: it throws in `before` without looking at the records. */
 const failingFetch = () => ({ before: async () => { throw new Error('SSM GetParameters: throttled') } })

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals'
 import type { KinesisStreamEvent, KinesisStreamRecord, MSKEvent, MSKRecord, SQSEvent, SQSRecord } from 'aws-lambda'
 import { idempotency, IdempotencyHeldBackError, perRecord, type OutcomeReport } from '../../../src/index.js'
 import { deferred, within } from '../../support/deferred.js'
-import { freshTable } from '../../support/dynamodb.js'
+import { freshTable, freshNamespace } from '../../support/dynamodb.js'
 import { kafkaRecord, mskEvent } from '../../support/kafka.js'
 import { kinesisEvent, kinesisRecord } from '../../support/streams.js'
 import { batchMiddyVersions, sqsPartialBatchFailure } from '../../support/middy.js'
@@ -30,7 +30,7 @@ const warm = async (invoke: Invoke, event: unknown, namespace: string, runs: str
   for (const item of await itemsOf(namespace)) warmKeys.add(item.idempotencyKey)
   runs.length = 0
 }
-const fresh = (name: string): string => `${name}-${Math.random().toString(36).slice(2, 10)}`
+const fresh = freshNamespace
 type Invoke = (event: unknown, context: unknown) => Promise<unknown>
 const paymentOf = (record: MSKRecord): string => (JSON.parse(Buffer.from(record.value, 'base64').toString()) as { paymentId: string }).paymentId
 const bodyOf = (record: SQSRecord): { paymentId: string, fail?: boolean } => JSON.parse(record.body) as { paymentId: string, fail?: boolean }

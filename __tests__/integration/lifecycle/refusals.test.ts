@@ -23,8 +23,7 @@ afterAll(async () => {
   await table.drop()
 })
 
-const statusesOf = async (namespace: string): Promise<unknown[]> =>
-  (await table.items()).filter((i) => String(i.idempotencyKey).startsWith(`${namespace}#`)).map((i) => i.status)
+const statusesOf = async (namespace: string): Promise<unknown[]> => await table.statusesOf(namespace)
 
 const consumer = (fn: (record: SQSRecord, tools: RecordTools) => Promise<unknown>, options: { client?: Client, onFailure?: 'fail' | 'delete' } = {}) => {
   const namespace = `refusal-${Math.random().toString(36).slice(2, 10)}`
